@@ -1,0 +1,351 @@
+"""The thin layer that talks to the Docker daemon. The only module that imports ``docker``.
+
+Everything above it speaks in domain terms (:class:`ContainerSpec`,
+:class:`ContainerOutcome`, :class:`ImageInfo`); everything here speaks HTTP to
+the engine through the Docker SDK. Builds use the low-level API so the classic
+builder works (Debian's docker.io 20.10 has no buildx).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import docker
+import docker.errors
+import requests.exceptions
+from docker.types import DeviceRequest, LogConfig
+
+from .errors import BuildError, EngineUnavailable, GpumatrixError
+
+LABEL_NS = "io.gpumatrix"
+MANAGED_LABEL = f"{LABEL_NS}.managed"
+
+
+class EngineOperationError(GpumatrixError):
+    """The engine refused or failed an operation (pull, create, start …). ``reason`` is its message."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    id: str
+    tags: tuple[str, ...]
+    repo_digests: tuple[str, ...]
+    labels: Mapping[str, str]
+    size: int
+
+
+@dataclass(frozen=True)
+class DeviceRequestSpec:
+    """An NVIDIA-style device request (``--gpus``): ``count=-1`` means all."""
+
+    driver: str = ""
+    count: int = -1
+    device_ids: tuple[str, ...] = ()
+    capabilities: tuple[tuple[str, ...], ...] = (("gpu",),)
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: str
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """Everything needed to run one container, in engine-neutral terms."""
+
+    image: str
+    command: Sequence[str]
+    name: str | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+    mounts: Sequence[Mount] = ()
+    devices: Sequence[str] = ()  # "host:container:rwm"
+    device_requests: Sequence[DeviceRequestSpec] = ()
+    group_add: Sequence[str] = ()
+    runtime: str | None = None
+    shm_size: str | None = None
+    ipc_mode: str | None = None
+    network_mode: str = "none"
+    read_only: bool = True
+    tmpfs: Mapping[str, str] = field(default_factory=dict)
+    security_opt: Sequence[str] = ("no-new-privileges",)
+    cap_drop: Sequence[str] = ("ALL",)
+    user: str | None = None
+    working_dir: str | None = None
+    pids_limit: int | None = None
+    mem_limit: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 1800.0
+    output_cap: int = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ContainerOutcome:
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    oom_killed: bool
+    duration_s: float
+    host_config: Mapping[str, object] = field(default_factory=dict)
+
+
+def _reason(err: Exception) -> str:
+    explanation = getattr(err, "explanation", None)
+    if explanation:
+        return explanation.decode() if isinstance(explanation, bytes) else str(explanation)
+    return str(err)
+
+
+def _unreachable(target: str, why: str) -> EngineUnavailable:
+    return EngineUnavailable(
+        f"cannot reach the Docker engine at {target}: {why}\n"
+        "  fix: start it (e.g. 'sudo systemctl start docker'), or point DOCKER_HOST at a running engine;\n"
+        "  for development on a machine without one, './dev engine' starts a private engine")
+
+
+class Engine:
+    """A connection to one Docker engine."""
+
+    def __init__(self, client: docker.DockerClient):
+        self.client = client
+        self.api = client.api
+
+    # -- connection ---------------------------------------------------------
+    @classmethod
+    def connect(cls, base_url: str | None = None, timeout: int = 600) -> "Engine":
+        """Connect to the engine named by ``base_url``, ``DOCKER_HOST`` or the default socket."""
+        target = base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        client = None
+        if target.startswith("unix://") and not os.path.exists(target[len("unix://"):]):
+            raise _unreachable(target, "no such socket")
+        try:
+            client = docker.DockerClient(base_url=target, timeout=timeout) if base_url else docker.from_env(timeout=timeout)
+            client.ping()
+        except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as err:
+            if client is not None:
+                client.close()
+            raise _unreachable(target, _reason(err)) from err
+        return cls(client)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def version(self) -> dict:
+        return self.api.version()
+
+    def info(self) -> dict:
+        return self.api.info()
+
+    # -- images -------------------------------------------------------------
+    def image_info(self, ref: str) -> ImageInfo | None:
+        try:
+            data = self.api.inspect_image(ref)
+        except docker.errors.ImageNotFound:
+            return None
+        except docker.errors.APIError as err:
+            if err.status_code == 404:
+                return None
+            raise EngineOperationError(f"inspecting image {ref}: {_reason(err)}") from err
+        return ImageInfo(id=data["Id"], tags=tuple(data.get("RepoTags") or ()),
+                         repo_digests=tuple(data.get("RepoDigests") or ()),
+                         labels=dict((data.get("Config") or {}).get("Labels") or {}),
+                         size=int(data.get("Size") or 0))
+
+    def pull(self, ref: str) -> ImageInfo:
+        """Pull ``ref`` (a tag or digest reference); raise :class:`EngineOperationError` with the engine's reason."""
+        repo, tag = _split_ref(ref)
+        try:
+            for _ in self.api.pull(repo, tag=tag, stream=True, decode=True):
+                if "error" in _:
+                    raise EngineOperationError(f"pulling {ref}: {_['error']}")
+        except (docker.errors.APIError, requests.exceptions.RequestException) as err:
+            raise EngineOperationError(f"pulling {ref}: {_reason(err)}") from err
+        info = self.image_info(ref)
+        if info is None:
+            raise EngineOperationError(f"pulling {ref}: the engine reported success but has no such image")
+        return info
+
+    def build(self, context: bytes, tag: str, buildargs: Mapping[str, str], labels: Mapping[str, str],
+              log: Callable[[str], None], network_mode: str | None = None, timeout_s: float = 7200) -> str:
+        """Build a tar build context with the classic builder; return the image id.
+
+        Each line of build output goes to ``log``; on failure :class:`BuildError` carries the tail.
+        """
+        tail: list[str] = []
+
+        def emit(line: str) -> None:
+            log(line)
+            tail.append(line)
+            del tail[:-40]
+
+        try:
+            stream = self.api.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag,
+                                    buildargs=dict(buildargs), labels=dict(labels), rm=True, forcerm=True,
+                                    pull=False, decode=True, network_mode=network_mode, timeout=int(timeout_s))
+            image_id = None
+            for chunk in stream:
+                if "stream" in chunk:
+                    for line in str(chunk["stream"]).splitlines():
+                        emit(line)
+                if "status" in chunk:
+                    emit(" ".join(str(chunk[k]) for k in ("id", "status", "progress") if chunk.get(k)))
+                if "error" in chunk:
+                    emit(f"ERROR: {chunk['error']}")
+                    raise BuildError(str(chunk["error"]).strip(), "\n".join(tail))
+                if "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
+                    image_id = chunk["aux"]["ID"]
+        except (docker.errors.APIError, requests.exceptions.RequestException) as err:
+            emit(f"ERROR: {_reason(err)}")
+            raise BuildError(f"the engine failed the build: {_reason(err)}", "\n".join(tail)) from err
+        info = self.image_info(tag)
+        if info is None:
+            raise BuildError("the build finished without producing the image", "\n".join(tail))
+        return image_id or info.id
+
+    def import_rootfs(self, tar_path: str, repository: str, tag: str, changes: Sequence[str] = ()) -> ImageInfo:
+        """``docker import`` a root filesystem tarball as ``repository:tag``."""
+        try:
+            self.api.import_image(src=tar_path, repository=repository, tag=tag, changes=list(changes))
+        except docker.errors.APIError as err:
+            raise EngineOperationError(f"importing {tar_path}: {_reason(err)}") from err
+        info = self.image_info(f"{repository}:{tag}")
+        if info is None:
+            raise EngineOperationError(f"importing {tar_path}: no image afterwards")
+        return info
+
+    def remove_image(self, ref: str, force: bool = True) -> None:
+        try:
+            self.api.remove_image(ref, force=force)
+        except docker.errors.NotFound:
+            pass
+
+    def images_with_label(self, label: str = MANAGED_LABEL) -> list[ImageInfo]:
+        out = []
+        for img in self.api.images(filters={"label": label}):
+            out.append(ImageInfo(id=img["Id"], tags=tuple(img.get("RepoTags") or ()),
+                                 repo_digests=tuple(img.get("RepoDigests") or ()),
+                                 labels=dict(img.get("Labels") or {}), size=int(img.get("Size") or 0)))
+        return out
+
+    # -- containers ---------------------------------------------------------
+    def containers_with_label(self, label: str = MANAGED_LABEL) -> list[dict]:
+        return self.api.containers(all=True, filters={"label": label})
+
+    def remove_container(self, container_id: str) -> None:
+        try:
+            self.api.remove_container(container_id, force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as err:
+            if err.status_code != 409:  # removal already in progress
+                raise
+
+    def create_container(self, spec: ContainerSpec) -> str:
+        """Create (not start) a container; return its id. Used by :meth:`run` and by tests that inspect HostConfig."""
+        host_config = self.api.create_host_config(
+            binds={m.source: {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in spec.mounts},
+            devices=list(spec.devices) or None,
+            device_requests=[DeviceRequest(driver=d.driver, count=d.count, device_ids=list(d.device_ids) or None,
+                                           capabilities=[list(c) for c in d.capabilities])
+                             for d in spec.device_requests] or None,
+            group_add=list(spec.group_add) or None,
+            runtime=spec.runtime,
+            shm_size=spec.shm_size,
+            ipc_mode=spec.ipc_mode,
+            network_mode=spec.network_mode,
+            read_only=spec.read_only,
+            tmpfs=dict(spec.tmpfs) or None,
+            security_opt=list(spec.security_opt) or None,
+            cap_drop=list(spec.cap_drop) or None,
+            pids_limit=spec.pids_limit,
+            mem_limit=spec.mem_limit,
+            log_config=LogConfig(type="json-file", config={"max-size": "16m", "max-file": "2"}),
+        )
+        try:
+            created = self.api.create_container(
+                image=spec.image, command=list(spec.command), name=spec.name, environment=dict(spec.environment),
+                user=spec.user, working_dir=spec.working_dir, labels=dict(spec.labels), host_config=host_config,
+                network_disabled=spec.network_mode == "none", detach=True,
+            )
+        except docker.errors.APIError as err:
+            raise EngineOperationError(f"creating the container: {_reason(err)}") from err
+        return created["Id"]
+
+    def inspect_container(self, container_id: str) -> dict:
+        return self.api.inspect_container(container_id)
+
+    def run(self, spec: ContainerSpec) -> ContainerOutcome:
+        """Run a container to completion (or its timeout), collect bounded output, and always remove it."""
+        container_id = self.create_container(spec)
+        started = time.monotonic()
+        timed_out = False
+        try:
+            try:
+                self.api.start(container_id)
+            except docker.errors.APIError as err:
+                raise EngineOperationError(f"starting the container: {_reason(err)}") from err
+            try:
+                status = self.api.wait(container_id, timeout=spec.timeout_s)
+                exit_code = status.get("StatusCode")
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                timed_out = True
+                try:
+                    self.api.kill(container_id)
+                except docker.errors.APIError:
+                    pass
+                exit_code = None
+            duration = time.monotonic() - started
+            state = self.api.inspect_container(container_id)
+            stdout = self._logs(container_id, stdout=True, cap=spec.output_cap)
+            stderr = self._logs(container_id, stdout=False, cap=spec.output_cap)
+            return ContainerOutcome(exit_code=exit_code, stdout=stdout, stderr=stderr, timed_out=timed_out,
+                                    oom_killed=bool(state.get("State", {}).get("OOMKilled")), duration_s=duration,
+                                    host_config=state.get("HostConfig") or {})
+        finally:
+            self.remove_container(container_id)
+
+    def _logs(self, container_id: str, stdout: bool, cap: int) -> bytes:
+        buf = bytearray()
+        for chunk in self.api.logs(container_id, stdout=stdout, stderr=not stdout, stream=True, follow=False):
+            buf += chunk
+            if len(buf) >= cap:
+                del buf[cap:]
+                break
+        return bytes(buf)
+
+
+def _split_ref(ref: str) -> tuple[str, str | None]:
+    """``repo:tag`` / ``repo@digest`` → (repo, tag-or-digest) as the pull API wants them."""
+    if "@" in ref:
+        repo, digest = ref.split("@", 1)
+        return repo, digest
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        return ref[:colon], ref[colon + 1:]
+    return ref, "latest"
+
+
+def tar_context(files: Mapping[str, bytes]) -> bytes:
+    """A deterministic tar of ``{name: content}`` (mtime 0, sorted), for a build context."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in sorted(files):
+            data = files[name]
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o755 if name.endswith(".sh") else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+

@@ -1,0 +1,207 @@
+"""The run: plan every cell, then build, probe and record each one.
+
+A failing cell never aborts the run: its build or probe failure becomes its
+result, with the reason. Results are written as each cell finishes, so an
+interrupted run keeps everything it finished.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from . import __version__
+from .config import Cell, Matrix
+from .engine import Engine
+from .errors import BuildError, ResultsLocked
+from .host import HostInfo, discover_host
+from .images import BuildRecipe, build_image, ensure_base, render_build_context
+from .results import CellResult, ResultsDir
+from .run import probe_container_spec, run_probes
+from .sources import PackageServer, host_pip_settings
+
+VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "cpu": "CPU"}
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    cell: Cell
+    action: str  # "run" | "skip" | "not_applicable"
+    reason: str | None = None
+
+
+def plan_cells(cells: Sequence[Cell], host: HostInfo, force: bool = False) -> list[PlannedCell]:
+    """Decide per cell: run it, skip it (no GPU of its vendor here), or record it as not applicable."""
+    planned = []
+    for cell in cells:
+        if not cell.applicable:
+            planned.append(PlannedCell(cell, "not_applicable", cell.reason))
+        elif not force and not host.has_vendor(cell.vendor):
+            vendor = VENDOR_NAMES[cell.vendor]
+            planned.append(PlannedCell(cell, "skip", f"no {vendor} GPU on this host ({host.host_type()}); "
+                                                     f"run it on a host with one, or pass --force to try anyway"))
+        else:
+            planned.append(PlannedCell(cell, "run"))
+    return planned
+
+
+@contextmanager
+def results_lock(results: ResultsDir) -> Iterator[None]:
+    """Hold an exclusive lock on the results folder so two runs never interleave their files."""
+    results.path.mkdir(parents=True, exist_ok=True)
+    fd = os.open(results.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ResultsLocked(f"another gpumatrix run is using {results.path}; wait for it to finish "
+                                f"or pass a different --results folder") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _base_result(cell: Cell, status: str, reason: str | None, host: HostInfo) -> CellResult:
+    return CellResult(cell_id=cell.id, base_id=cell.base.id, base_image=cell.base.image, vendor=cell.vendor,
+                      variant=cell.base.variant, torch=cell.torch.version, python=cell.python, status=status,
+                      reason=reason, host=host.fingerprint(), env=dict(cell.env))
+
+
+class Runner:
+    """Builds and probes cells on one engine, writing results as it goes."""
+
+    def __init__(self, engine: Engine, matrix: Matrix, results: ResultsDir,
+                 echo: Callable[[str], None] = lambda s: None, host: HostInfo | None = None):
+        self.engine = engine
+        self.matrix = matrix
+        self.results = results
+        self.echo = echo
+        self.host = host or discover_host(engine.version(), engine.info())
+        self.pip = host_pip_settings()
+        self._base_ids: dict[str, str | BuildError] = {}
+
+    # -- building -----------------------------------------------------------
+    def _base_id(self, ref: str) -> str:
+        if ref not in self._base_ids:
+            try:
+                self._base_ids[ref] = ensure_base(self.engine, ref)
+            except BuildError as err:
+                self._base_ids[ref] = err
+        value = self._base_ids[ref]
+        if isinstance(value, BuildError):
+            raise BuildError(value.reason)
+        return value
+
+    def recipe(self, cell: Cell) -> BuildRecipe:
+        return render_build_context(cell, self.matrix, self.pip, self._base_id(cell.base.image))
+
+    def build(self, cell: Cell, server: PackageServer | None, rebuild: bool = False) -> tuple[dict, float]:
+        """Build (or reuse) the cell's image; return its description and the build seconds."""
+        recipe = self.recipe(cell)
+        log_path = self.results.log_path(cell.id, "build")
+        if not rebuild and self.engine.image_info(recipe.tag) is None:
+            self.echo(f"  building {recipe.tag} (log: {log_path})")
+        built = build_image(self.engine, recipe, server, log_path, force=rebuild)
+        if built.reused:
+            self.echo(f"  reusing {built.tag} (unchanged inputs)")
+        image = {"tag": built.tag, "id": built.image_id, "repo_digests": list(built.repo_digests),
+                 "reused": built.reused, "inputs_hash": recipe.inputs_hash}
+        return image, built.build_s
+
+    # -- the whole run ------------------------------------------------------
+    def run(self, cells: Sequence[Cell], *, build: bool = True, probe: bool = True, force: bool = False,
+            rebuild: bool = False, quick: bool = False, perf: bool | None = None) -> dict:
+        """Run ``cells``; return the run summary (also written to ``summary.json``)."""
+        started = time.time()
+        planned = plan_cells(cells, self.host, force=force or not probe)
+        statuses: dict[str, str] = {}
+        interrupted = False
+        with results_lock(self.results), ExitStack() as stack:
+            server = None
+            try:
+                for i, item in enumerate(planned, 1):
+                    cell = item.cell
+                    self.echo(f"[{i}/{len(planned)}] {cell.id}")
+                    if item.action != "run":
+                        status = "not_applicable" if item.action == "not_applicable" else "skipped"
+                        result = _base_result(cell, status, item.reason, self.host)
+                        self.echo(f"  {status.replace('_', ' ')}: {item.reason}")
+                    else:
+                        if server is None and build:
+                            server = stack.enter_context(PackageServer())
+                        result = self._run_cell(cell, server, build=build, probe=probe, rebuild=rebuild,
+                                                quick=quick, perf=perf)
+                    self.results.write_cell(result)
+                    statuses[cell.id] = result.status
+            except KeyboardInterrupt:
+                interrupted = True
+                raise
+            finally:
+                summary = {
+                    "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
+                    "host": self.host.fingerprint(),
+                    "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+                    "duration_s": round(time.time() - started, 3), "cells": statuses,
+                    "not_done": [p.cell.id for p in planned if p.cell.id not in statuses],
+                    "interrupted": interrupted,
+                }
+                self.results.write_summary(summary)
+        return summary
+
+    def _run_cell(self, cell: Cell, server: PackageServer | None, *, build: bool, probe: bool, rebuild: bool,
+                  quick: bool, perf: bool | None) -> CellResult:
+        timings: dict[str, float] = {}
+        result = _base_result(cell, "pass", None, self.host)
+        try:
+            if build:
+                image, timings["build_s"] = self.build(cell, server, rebuild=rebuild)
+            else:
+                recipe = self.recipe(cell)
+                info = self.engine.image_info(recipe.tag)
+                if info is None:
+                    raise BuildError(f"no image {recipe.tag} on this host; run 'invoke build' first")
+                image = {"tag": recipe.tag, "id": info.id, "repo_digests": list(info.repo_digests), "reused": True,
+                         "inputs_hash": recipe.inputs_hash}
+        except BuildError as err:
+            result.status, result.reason = "build_error", f"build failed: {err.reason}"
+            result.logs = {"build": str(self.results.log_path(cell.id, "build"))}
+            result.diagnosis = {"cause": None, "evidence": err.log_tail[-2000:]}
+            self.echo(f"  build failed: {err.reason}")
+            result.timings = timings
+            return result
+        result.image = image
+        result.logs = {"build": str(self.results.log_path(cell.id, "build"))}
+        if not probe:
+            result.status, result.reason = "skipped", "built only; probes not run"
+            result.timings = timings
+            return result
+        spec = probe_container_spec(cell, image["tag"], self.host, self.matrix.run, quick=quick, perf=perf)
+        self.echo("  probing")
+        outcome = run_probes(self.engine, spec)
+        timings["probe_s"] = round(outcome.duration_s, 3)
+        result.timings = timings
+        if not outcome.ok:
+            result.status, result.reason = "error", outcome.error
+            result.diagnosis = {"cause": None, "evidence": outcome.stderr_tail[-2000:]}
+            self.echo(f"  error: {outcome.error}")
+            return result
+        result.probes = outcome.document
+        verdict = outcome.document.get("verdict") or {}
+        if verdict.get("status") == "pass":
+            result.status = "pass"
+            self.echo("  pass")
+        else:
+            result.status = "fail"
+            result.reason = verdict.get("summary") or "a probe failed"
+            self.echo(f"  fail: {result.reason}")
+        return result
+
+
+def results_dir(path: str | Path) -> ResultsDir:
+    return ResultsDir(Path(path))

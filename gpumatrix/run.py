@@ -1,0 +1,147 @@
+"""Run the probe suite inside a cell's image, with the host's GPUs passed through.
+
+The container gets least privilege: only its vendor's devices, no network, a
+read-only root with a tmpfs ``/tmp``, no capabilities, ``no-new-privileges``,
+a non-root user, pids and output limits. ``probes/`` is bind-mounted read-only,
+so images stay generic and reusable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .config import Cell, RunOptions
+from .engine import LABEL_NS, MANAGED_LABEL, ContainerSpec, DeviceRequestSpec, Engine, EngineOperationError, Mount
+from .host import HostInfo, device_gid
+
+PROBES_PARENT = "/opt/gpumatrix"
+PROBE_SCHEMA_VERSION = 1
+MAX_PROBE_OUTPUT = 8 * 1024 * 1024
+SESSION_ID = uuid.uuid4().hex[:12]
+
+
+def probes_dir() -> Path:
+    return Path(os.environ.get("GPUMATRIX_PROBES_DIR") or Path(__file__).resolve().parent.parent / "probes")
+
+
+@dataclass(frozen=True)
+class Passthrough:
+    """What a container needs to see a vendor's GPUs."""
+
+    devices: tuple[str, ...] = ()
+    device_requests: tuple[DeviceRequestSpec, ...] = ()
+    group_add: tuple[str, ...] = ()
+    environment: Mapping[str, str] = field(default_factory=dict)
+    runtime: str | None = None
+
+
+def passthrough_options_for(vendor: str, host: HostInfo) -> Passthrough:
+    """Devices, device requests, groups and environment for ``vendor`` on ``host``.
+
+    NVIDIA: a GPU device request (``--gpus all``), which the NVIDIA Container Toolkit fulfils.
+    AMD: ``/dev/kfd`` and the render nodes, plus the host's numeric GIDs that own them (group
+    names differ between host and image, so names would not work).
+    """
+    if vendor == "nvidia":
+        return Passthrough(device_requests=(DeviceRequestSpec(count=-1, capabilities=(("gpu",),)),),
+                           environment={"NVIDIA_DRIVER_CAPABILITIES": "compute,utility", "GPUMATRIX_EXPECT": "nvidia"})
+    if vendor == "amd":
+        nodes = ["/dev/kfd"] + list(host.render_nodes)
+        gids = {str(gid) for gid in host.group_ids.values()}
+        gids |= {str(g) for g in (device_gid(n) for n in nodes) if g is not None}
+        return Passthrough(devices=tuple(f"{n}:{n}:rwm" for n in nodes), group_add=tuple(sorted(gids)),
+                           environment={"GPUMATRIX_EXPECT": "amd"})
+    return Passthrough()
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """The outcome of running the suite in one container."""
+
+    ok: bool  # a readable probe document came back
+    document: Mapping[str, Any] | None
+    error: str | None
+    exit_code: int | None
+    duration_s: float
+    stderr_tail: str = ""
+    host_config: Mapping[str, Any] = field(default_factory=dict)
+
+
+def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOptions,
+                         quick: bool = False, perf: bool | None = None) -> ContainerSpec:
+    """The container that runs the probes for ``cell``."""
+    passthrough = passthrough_options_for(cell.vendor, host)
+    command = ["python3", "-m", "probes", "--json"]
+    if quick:
+        command.append("--quick")
+    elif not (options.perf if perf is None else perf):
+        command.append("--no-perf")
+    env = {"HOME": "/tmp", "USER": "nobody", "PYTHONDONTWRITEBYTECODE": "1", "GPUMATRIX_CELL": cell.id,
+           **dict(cell.env), **dict(passthrough.environment)}
+    return ContainerSpec(
+        image=image, command=command, name=f"gpumatrix-{SESSION_ID}-{uuid.uuid4().hex[:8]}",
+        environment=env, mounts=(Mount(str(probes_dir()), f"{PROBES_PARENT}/probes", read_only=True),),
+        devices=passthrough.devices, device_requests=passthrough.device_requests, group_add=passthrough.group_add,
+        runtime=passthrough.runtime, shm_size=options.shm_size, network_mode="none", read_only=True,
+        tmpfs={"/tmp": "rw,nosuid,nodev,size=4g"}, user="65534:65534", working_dir=PROBES_PARENT,
+        pids_limit=options.pids_limit, mem_limit=options.mem_limit,
+        labels={MANAGED_LABEL: "true", f"{LABEL_NS}.cell": cell.id, f"{LABEL_NS}.session": SESSION_ID,
+                f"{LABEL_NS}.role": "probe"},
+        timeout_s=float(options.timeout_s), output_cap=MAX_PROBE_OUTPUT,
+    )
+
+
+def parse_probe_output(stdout: bytes) -> Mapping[str, Any]:
+    """Read the suite's JSON document; raise ``ValueError`` with a reason when it is unreadable."""
+    text = stdout.decode("utf-8", errors="replace").strip()
+    if not text:
+        raise ValueError("the probe suite printed nothing")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        # Tolerate stray lines before the document (a library printing to stdout at import).
+        start = text.rfind("\n{")
+        try:
+            doc = json.loads(text[start + 1:]) if start >= 0 else None
+        except json.JSONDecodeError:
+            doc = None
+        if doc is None:
+            raise ValueError("probe output unreadable: not a JSON document") from None
+    if not isinstance(doc, dict):
+        raise ValueError("probe output unreadable: not a JSON object")
+    if doc.get("schema_version") != PROBE_SCHEMA_VERSION:
+        raise ValueError(f"probe output has schema_version {doc.get('schema_version')!r}, "
+                         f"expected {PROBE_SCHEMA_VERSION}")
+    if not isinstance(doc.get("probes"), list) or not isinstance(doc.get("verdict"), dict):
+        raise ValueError("probe output unreadable: missing 'probes' or 'verdict'")
+    return doc
+
+
+def _tail(data: bytes, lines: int = 20) -> str:
+    return "\n".join(data.decode("utf-8", errors="replace").splitlines()[-lines:])
+
+
+def run_probes(engine: Engine, spec: ContainerSpec) -> ProbeRun:
+    """Run the suite; every failure becomes a :class:`ProbeRun` with a reason, never an exception."""
+    try:
+        outcome = engine.run(spec)
+    except EngineOperationError as err:
+        return ProbeRun(False, None, err.reason, None, 0.0)
+    stderr_tail = _tail(outcome.stderr)
+    if outcome.timed_out:
+        return ProbeRun(False, None, f"the probe container did not finish within {spec.timeout_s:.0f} s and was killed",
+                        None, outcome.duration_s, stderr_tail, outcome.host_config)
+    if outcome.oom_killed:
+        return ProbeRun(False, None, "the probe container was killed for exceeding its memory limit",
+                        outcome.exit_code, outcome.duration_s, stderr_tail, outcome.host_config)
+    try:
+        doc = parse_probe_output(outcome.stdout)
+    except ValueError as err:
+        reason = f"{err} (container exit code {outcome.exit_code})"
+        return ProbeRun(False, None, reason, outcome.exit_code, outcome.duration_s, stderr_tail, outcome.host_config)
+    return ProbeRun(True, doc, None, outcome.exit_code, outcome.duration_s, stderr_tail, outcome.host_config)

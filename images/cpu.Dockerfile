@@ -1,0 +1,16 @@
+# gpumatrix image template for CPU bases. Parameterised by build args only; gpumatrix
+# renders the build context (this file plus the two install scripts) and passes the args.
+ARG BASE_IMAGE
+FROM ${BASE_IMAGE}
+ARG PYTHON_VERSION
+COPY install-python.sh /tmp/gpumatrix/
+RUN sh /tmp/gpumatrix/install-python.sh "${PYTHON_VERSION}" && rm -rf /tmp/gpumatrix
+ENV PATH=/opt/venv/bin:${PATH} VIRTUAL_ENV=/opt/venv PYTHONDONTWRITEBYTECODE=1
+# torch last: it is the largest layer, and every layer above is shared by all cells of this base.
+ARG TORCH_REQUIREMENT
+ARG PIP_INDEX_URL
+ARG PIP_EXTRA_INDEX_URL
+ARG PIP_FIND_LINKS
+ARG GPUMATRIX_CA_URL
+COPY install-torch.sh /tmp/gpumatrix/
+RUN sh /tmp/gpumatrix/install-torch.sh && rm -rf /tmp/gpumatrix

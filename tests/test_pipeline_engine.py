@@ -1,0 +1,188 @@
+"""End to end on the real engine: real builds with real torch, the real probes inside, the table.
+
+The matrix here mirrors what a CPU-only host sees: a CPU cell that can be built (torch 2.13.0
+from the local wheel folder), one whose wheel is not reachable, GPU cells with no GPU on the
+host, and a combination that does not exist. Images are content-addressed, so the first test
+pays for the build and the second shows that a rerun builds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gpumatrix import cli
+from gpumatrix.config import expand_cells, load_matrix
+from gpumatrix.engine import MANAGED_LABEL, tar_context
+from gpumatrix.host import discover_host
+from gpumatrix.results import ResultsDir
+from gpumatrix.run import probe_container_spec
+
+pytestmark = [pytest.mark.engine]
+
+MATRIX = """\
+schema_version: 1
+python: "3.11"
+bases:
+  - {id: cpu, vendor: cpu, image: debian:bookworm-slim, variant: cpu}
+  - {id: cu128, vendor: nvidia, image: nvidia/cuda:12.8.1-base-ubuntu24.04, variant: cu128, python: "3.12"}
+  - {id: rocm6.4, vendor: amd, image: rocm/dev-ubuntu-24.04:6.4.4, variant: rocm6.4, python: "3.12"}
+torch:
+  - {version: "2.13.0", variants: [cpu, cu128, cu130]}
+  - {version: "2.12.0", variants: [cpu, cu128, rocm6.4]}
+include:
+  - {base: cpu, torch: "2.13.0", env: {GPUMATRIX_TEST_MARK: "included"}}
+"""
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, engine):
+    d = tmp_path_factory.mktemp("e2e")
+    (d / "matrix.yaml").write_text(MATRIX)
+    return d
+
+
+@pytest.fixture(scope="module")
+def first_run(workdir):
+    table = cli.run_matrix(str(workdir / "matrix.yaml"), str(workdir / "results"), echo=lambda s: None)
+    return table, ResultsDir(workdir / "results")
+
+
+def _cells(results: ResultsDir) -> dict:
+    cells, warnings = results.load()
+    assert warnings == []
+    return {c.cell_id: c for c in cells}
+
+
+@pytest.mark.slow
+def test_matrix_builds_probes_and_tabulates(first_run):
+    table, results = first_run
+    cells = _cells(results)
+    assert set(cells) == {"cpu-torch2.13.0", "cpu-torch2.12.0", "cu128-torch2.13.0", "cu128-torch2.12.0",
+                          "rocm6.4-torch2.13.0", "rocm6.4-torch2.12.0"}
+
+    good = cells["cpu-torch2.13.0"]
+    assert good.status == "pass", (good.reason, good.probes and good.probes.get("verdict"))
+    doc = good.probes
+    assert doc["schema_version"] == 1 and doc["accelerator"] == "cpu"
+    assert doc["facts"]["torch"]["version"].startswith("2.13.0")
+    assert any(p["id"].startswith("math_libraries.") and p["status"] == "pass" for p in doc["probes"])
+    assert good.image["tag"].startswith("gpumatrix/cpu:torch2.13.0-") and good.image["id"].startswith("sha256:")
+    assert good.env == {"GPUMATRIX_TEST_MARK": "included"}
+    assert good.host["gpus"] == [] and good.host["engine"]["version"]
+    assert good.timings["build_s"] >= 0 and good.timings["probe_s"] > 0
+    assert Path(good.logs["build"]).is_file()
+
+    missing = cells["cpu-torch2.12.0"]
+    assert missing.status == "build_error"
+    assert "torch==2.12.0+cpu" in missing.reason and "matching distribution" in missing.reason
+
+    assert cells["cu128-torch2.12.0"].status == "skipped"
+    assert "no NVIDIA GPU on this host" in cells["cu128-torch2.12.0"].reason
+    assert cells["rocm6.4-torch2.12.0"].status == "skipped" and "no AMD GPU" in cells["rocm6.4-torch2.12.0"].reason
+    na = cells["rocm6.4-torch2.13.0"]
+    assert na.status == "not_applicable" and "no rocm6.4 wheel" in na.reason
+
+    # The table: bases as rows, versions as columns, marks and footnotes with the reasons.
+    lines = table.splitlines()
+    header = next(line for line in lines if "torch 2.13.0" in line)
+    assert header.index("torch 2.13.0") < header.index("torch 2.12.0")
+    cpu_row = next(line for line in lines if line.strip("│ ").startswith("cpu "))
+    assert "✔ pass" in cpu_row and "! build failed" in cpu_row
+    assert "matching distribution" in table and "no NVIDIA GPU on this host" in table
+    assert (results.path / "table.md").read_text().count("|") > 10
+    summary = json.loads((results.path / "summary.json").read_text())
+    assert summary["cells"]["cpu-torch2.13.0"] == "pass" and summary["interrupted"] is False
+
+
+@pytest.mark.slow
+def test_rerun_with_nothing_changed_builds_nothing(first_run, workdir, engine):
+    _, results = first_run
+    before = _cells(results)["cpu-torch2.13.0"]
+    log = Path(before.logs["build"])
+    log_mtime = log.stat().st_mtime_ns
+    lines: list[str] = []
+    cli.run_matrix(str(workdir / "matrix.yaml"), str(workdir / "results"), only="cpu-torch2.13.0",
+                   echo=lines.append)
+    after = _cells(results)["cpu-torch2.13.0"]
+    assert after.image["reused"] is True and after.image["tag"] == before.image["tag"]
+    assert after.image["id"] == before.image["id"]
+    assert not any("building" in line for line in lines)
+    assert log.stat().st_mtime_ns == log_mtime  # no build ran, so no new log
+    assert after.status == "pass"
+
+
+@pytest.mark.slow
+def test_report_rerenders_without_engine(first_run, monkeypatch):
+    _, results = first_run
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
+    md = cli.report(str(results.path), "markdown")
+    assert md.startswith("## gpumatrix compatibility") and "| **cpu**" in md
+    data = json.loads(cli.report(str(results.path), "json"))
+    assert data["counts"]["pass"] >= 1
+
+
+def test_probe_container_is_least_privileged(engine, tracked, workdir):
+    """Inspect the HostConfig the engine actually got for a CPU cell's probe container."""
+    matrix = load_matrix(workdir / "matrix.yaml")
+    cell = next(c for c in expand_cells(matrix).cells if c.id == "cpu-torch2.13.0")
+    host = discover_host(engine.version(), engine.info())
+    spec = probe_container_spec(cell, "debian:bookworm-slim", host, matrix.run)
+    cid = engine.create_container(spec)
+    tracked["containers"].append(cid)
+    data = engine.inspect_container(cid)
+    hc = data["HostConfig"]
+    assert hc["Privileged"] is False and hc["ReadonlyRootfs"] is True
+    assert hc["NetworkMode"] == "none" and hc["CapDrop"] == ["ALL"]
+    assert "no-new-privileges" in hc["SecurityOpt"]
+    assert hc["ShmSize"] == 8 * 1024 ** 3 and hc["PidsLimit"] == 4096
+    assert hc["Devices"] in (None, []) and not hc.get("DeviceRequests")
+    assert any(b.endswith(":/opt/gpumatrix/probes:ro") for b in hc["Binds"])
+    assert data["Config"]["User"] == "65534:65534"
+    assert data["Config"]["Labels"][MANAGED_LABEL] == "true"
+
+
+def test_clean_removes_only_labelled_objects(engine, tracked, unique):
+    dockerfile = b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"
+    ctx = tar_context({"Dockerfile": dockerfile})
+    mine, theirs = f"gpumatrix/cleantest:{unique}", f"user/unlabelled:{unique}"
+    engine.build(ctx, mine, {}, {MANAGED_LABEL: "true", "io.gpumatrix.cell": f"cleantest-{unique}"}, lambda s: None)
+    engine.build(ctx, theirs, {}, {}, lambda s: None)
+    tracked["images"] += [mine, theirs]
+    from gpumatrix.engine import ContainerSpec
+    user_container = engine.create_container(ContainerSpec(image=theirs, command=["true"], name=f"user-{unique}"))
+    tracked["containers"].append(user_container)
+
+    listing = cli.clean(dry_run=True, only=f"cleantest-{unique}")
+    assert mine in listing and theirs not in listing and f"user-{unique}" not in listing
+    assert engine.image_info(mine) is not None  # dry run removed nothing
+
+    out = cli.clean(only=f"cleantest-{unique}")
+    assert "removed 1 " in out
+    assert engine.image_info(mine) is None
+    assert engine.image_info(theirs) is not None
+    assert engine.inspect_container(user_container)["Id"] == user_container
+    unfiltered = cli.clean(dry_run=True)
+    assert theirs not in unfiltered and f"user-{unique}" not in unfiltered
+
+
+def test_engine_unreachable_is_a_clear_error(monkeypatch, workdir):
+    from gpumatrix.errors import EngineUnavailable
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(EngineUnavailable) as info:
+        cli.run_matrix(str(workdir / "matrix.yaml"), str(workdir / "r2"), echo=lambda s: None)
+    assert info.value.exit_code == 3 and "DOCKER_HOST" in str(info.value)
+
+
+def test_bad_matrix_builds_nothing(tmp_path):
+    from gpumatrix.errors import ConfigError
+
+    (tmp_path / "matrix.yaml").write_text(textwrap.dedent(MATRIX).replace("vendor: cpu", "vendor: cpux"))
+    with pytest.raises(ConfigError) as info:
+        cli.run_matrix(str(tmp_path / "matrix.yaml"), str(tmp_path / "results"), echo=lambda s: None)
+    assert "matrix.yaml:4" in str(info.value) and info.value.exit_code == 2
+    assert not (tmp_path / "results").exists()
