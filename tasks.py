@@ -13,6 +13,7 @@ from functools import wraps
 from invoke import Collection, Exit, task
 
 from gpumatrix import cli
+from gpumatrix.diagnose import main as diagnose_main
 from gpumatrix.errors import GpumatrixError
 
 COMMON = {
@@ -94,5 +95,14 @@ def clean(c, dry_run=False, only=None):
     return cli.clean(dry_run=dry_run, only=only)
 
 
-ns = Collection(matrix, list_, build, probe, report, clean)
+@task(name="diagnose", help={"log": "the log to classify: a file, or - for standard input",
+                             "json": "print only {\"cause\", \"remedy\", \"evidence\"} as JSON"})
+def diagnose_(c, log="-", json=False):
+    """Say why a pasted log failed (traceback, build log, docker CLI error): the cause and the remedy."""
+    code = diagnose_main((["--json"] if json else []) + [log])
+    if code:
+        raise Exit(code=code)
+
+
+ns = Collection(matrix, list_, build, probe, report, clean, diagnose_)
 ns.configure({"gpumatrix": {"matrix": "matrix.yaml", "results": "results", "format": "text"}})

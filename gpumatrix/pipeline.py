@@ -14,10 +14,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from . import __version__
 from .config import Cell, Matrix
+from .diagnose import diagnose
 from .engine import Engine
 from .errors import BuildError, ResultsLocked
 from .host import HostInfo, discover_host
@@ -44,7 +45,8 @@ def plan_cells(cells: Sequence[Cell], host: HostInfo, force: bool = False) -> li
             planned.append(PlannedCell(cell, "not_applicable", cell.reason))
         elif not force and not host.has_vendor(cell.vendor):
             vendor = VENDOR_NAMES[cell.vendor]
-            planned.append(PlannedCell(cell, "skip", f"no {vendor} GPU on this host ({host.host_type()}); "
+            has = "no GPU" if not host.gpus else host.host_type()
+            planned.append(PlannedCell(cell, "skip", f"no {vendor} GPU on this host (it has {has}); "
                                                      f"run it on a host with one, or pass --force to try anyway"))
         else:
             planned.append(PlannedCell(cell, "run"))
@@ -65,6 +67,39 @@ def results_lock(results: ResultsDir) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def diagnosis_facts(cell: Cell, host: HostInfo, doc: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The facts the diagnosis rules read, from the host and the probe document (facts beat text)."""
+    facts: dict[str, Any] = {"vendor": cell.vendor,
+                             "host_gpu_vendors": sorted({g.vendor for g in host.gpus}),
+                             "host_driver_version": host.nvidia_driver or host.amd_driver,
+                             "dev_kfd_present": host.dev_kfd}
+    if doc:
+        torch_facts = (doc.get("facts") or {}).get("torch") or {}
+        devices = (doc.get("facts") or {}).get("devices") or []
+        facts.update({"torch_cuda": torch_facts.get("cuda"), "torch_hip": torch_facts.get("hip"),
+                      "torch_arch_list": torch_facts.get("arch_list") or []})
+        if devices and isinstance(devices[0], dict) and devices[0].get("arch"):
+            facts["device_arch"] = devices[0]["arch"]
+        facts["probe_failures"] = [
+            {k: p.get(k) for k in ("id", "layer", "status", "message")}
+            for p in doc.get("probes") or [] if p.get("status") in ("fail", "error", "timeout", "crash")]
+    elif host.gpus:
+        facts["device_arch"] = next((g.arch for g in host.gpus if g.vendor == cell.vendor and g.arch), None)
+    return {k: v for k, v in facts.items() if v is not None}
+
+
+def _failure_text(doc: Mapping[str, Any] | None) -> str:
+    lines = []
+    for p in (doc or {}).get("probes") or []:
+        if p.get("status") in ("fail", "error", "timeout", "crash"):
+            lines.append(f"{p.get('id')}: {p.get('message')}")
+            details = p.get("details") or {}
+            for key in ("error", "stderr_tail", "traceback"):
+                if isinstance(details.get(key), str):
+                    lines.append(details[key][-4000:])
+    return "\n".join(lines)
 
 
 def _base_result(cell: Cell, status: str, reason: str | None, host: HostInfo) -> CellResult:
@@ -169,9 +204,12 @@ class Runner:
                 image = {"tag": recipe.tag, "id": info.id, "repo_digests": list(info.repo_digests), "reused": True,
                          "inputs_hash": recipe.inputs_hash}
         except BuildError as err:
-            result.status, result.reason = "build_error", f"build failed: {err.reason}"
+            result.status, result.reason = "build_error", err.reason
             result.logs = {"build": str(self.results.log_path(cell.id, "build"))}
-            result.diagnosis = {"cause": None, "evidence": err.log_tail[-2000:]}
+            log_text = _read_tail(self.results.log_path(cell.id, "build")) or err.log_tail
+            found = diagnose(f"{err.reason}\n{log_text}", diagnosis_facts(cell, self.host, None))
+            # Most build failures are about packages, not the GPU stack: keep only a real match.
+            result.diagnosis = found.to_dict() if found.cause != "unknown" else None
             self.echo(f"  build failed: {err.reason}")
             result.timings = timings
             return result
@@ -188,7 +226,8 @@ class Runner:
         result.timings = timings
         if not outcome.ok:
             result.status, result.reason = "error", outcome.error
-            result.diagnosis = {"cause": None, "evidence": outcome.stderr_tail[-2000:]}
+            result.diagnosis = diagnose(f"{outcome.error}\n{outcome.stderr_tail}",
+                                        diagnosis_facts(cell, self.host, None)).to_dict()
             self.echo(f"  error: {outcome.error}")
             return result
         result.probes = outcome.document
@@ -199,9 +238,17 @@ class Runner:
         else:
             result.status = "fail"
             result.reason = verdict.get("summary") or "a probe failed"
+            result.diagnosis = diagnose(_failure_text(outcome.document),
+                                        diagnosis_facts(cell, self.host, outcome.document)).to_dict()
             self.echo(f"  fail: {result.reason}")
         return result
 
 
-def results_dir(path: str | Path) -> ResultsDir:
-    return ResultsDir(Path(path))
+def _read_tail(path: Path, limit: int = 64 * 1024) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -52,7 +52,8 @@ def short_reason(result: CellResult) -> str:
 
 
 def footnote_text(result: CellResult) -> str:
-    parts = [f"{result.cell_id}: {WORDS[result.status]}"]
+    """The note for a cell that did not pass: its reason, and the diagnosis where there is one."""
+    parts = [WORDS[result.status]]
     if result.reason:
         parts.append(f"— {result.reason}")
     diag = result.diagnosis or {}
@@ -60,17 +61,19 @@ def footnote_text(result: CellResult) -> str:
         parts.append(f"\n      cause: {diag['cause']}; fix: {diag.get('remedy', '')}")
         if diag.get("evidence"):
             parts.append(f"\n      evidence: {str(diag['evidence'])[:300]}")
+    if result.status == "build_error" and result.logs.get("build"):
+        parts.append(f"\n      log: {result.logs['build']}")
     return " ".join(parts).replace(" \n", "\n")
 
 
 def build_grid(results: Sequence[CellResult], markdown: bool = False) -> tuple[list[str], list[list[str]], list[str]]:
-    """Header, rows and footnotes of the table."""
+    """Header, rows and footnotes of the table. Cells with the same note share its number."""
     bases: dict[str, str] = {}
     for r in results:
         bases.setdefault(r.base_id, r.base_image)
     versions = sorted({r.torch for r in results}, key=version_key, reverse=True)
     by_key = {(r.base_id, r.torch): r for r in results}
-    footnotes: list[str] = []
+    notes: dict[str, list[str]] = {}  # note text -> cell ids, in first-seen order
     rows = []
     for base_id in sorted(bases):
         row = [f"**{base_id}**" if markdown else base_id]
@@ -84,11 +87,13 @@ def build_grid(results: Sequence[CellResult], markdown: bool = False) -> tuple[l
             if extra:
                 text += f" {extra}"
             if r.status != "pass":
-                footnotes.append(footnote_text(r))
-                text += f" [{len(footnotes)}]"
+                note = footnote_text(r)
+                notes.setdefault(note, []).append(r.cell_id)
+                text += f" [{list(notes).index(note) + 1}]"
             row.append(text)
         rows.append(row)
     header = ["base"] + [f"torch {v}" for v in versions]
+    footnotes = [f"{', '.join(ids)}: {note}" for note, ids in notes.items()]
     return header, rows, footnotes
 
 

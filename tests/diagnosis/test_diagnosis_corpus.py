@@ -1,0 +1,61 @@
+"""The rules against real error texts users posted (tests/diagnosis/corpus/)."""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import pytest
+
+from diagnosis_corpus import CASES, cases_in
+from diagnosis_split import split_of
+from gpumatrix.diagnose import CAUSES, diagnose, load_rules
+
+HOLDOUT_TARGET = 0.90
+
+
+def test_corpus_cases_are_well_formed():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)), [i for i, n in collections.Counter(ids).items() if n > 1]
+    for case in CASES:
+        assert case.cause in CAUSES, case.id
+        assert re.match(r"https://(github\.com|discuss\.pytorch\.org|stackoverflow\.com)/", case.source), case.id
+        assert case.text.strip(), case.id
+
+
+def test_split_is_the_deterministic_hash_split():
+    # Nobody may move a case between train and holdout by hand.
+    wrong = [c.id for c in CASES if c.split != split_of(c.source, c.text)]
+    assert not wrong, f"split fields disagree with diagnosis_split.split_of: {wrong}"
+
+
+def test_every_cause_has_real_cases():
+    causes = {c.cause for c in CASES}
+    assert causes == set(CAUSES)
+
+
+@pytest.mark.parametrize("case", cases_in("train"), ids=lambda c: c.id)
+def test_train_case(case):
+    result = diagnose(case.text, case.facts)
+    assert result.cause == case.cause, f"{case.source}: got {result.cause} via {result.rule}: {result.evidence}"
+    assert result.remedy and result.explanation and result.evidence
+
+
+def test_every_rule_is_exercised_by_a_real_case():
+    fired = {diagnose(c.text, c.facts).rule for c in CASES}
+    missing = [r.id for r in load_rules().rules if r.id not in fired]
+    assert not missing, f"rules without a real corpus case: {missing}"
+
+
+def test_holdout_accuracy(capsys):
+    holdout = cases_in("holdout")
+    misses = []
+    for case in holdout:
+        result = diagnose(case.text, case.facts)
+        if result.cause != case.cause:
+            misses.append(f"{case.id}: want {case.cause}, got {result.cause} ({result.rule})")
+    accuracy = 1 - len(misses) / len(holdout)
+    with capsys.disabled():
+        print(f"\nholdout accuracy: {len(holdout) - len(misses)}/{len(holdout)} = {accuracy:.1%}")
+    assert len(holdout) >= 40
+    assert accuracy >= HOLDOUT_TARGET, "\n".join(misses)
