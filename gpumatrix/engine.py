@@ -177,7 +177,8 @@ class Engine:
         return info
 
     def build(self, context: bytes, tag: str, buildargs: Mapping[str, str], labels: Mapping[str, str],
-              log: Callable[[str], None], network_mode: str | None = None, timeout_s: float = 7200) -> str:
+              log: Callable[[str], None], network_mode: str | None = None, timeout_s: float = 7200,
+              nocache: bool = False) -> str:
         """Build a tar build context with the classic builder; return the image id.
 
         Each line of build output goes to ``log``; on failure :class:`BuildError` carries the tail.
@@ -192,7 +193,8 @@ class Engine:
         try:
             stream = self.api.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag,
                                     buildargs=dict(buildargs), labels=dict(labels), rm=True, forcerm=True,
-                                    pull=False, decode=True, network_mode=network_mode, timeout=int(timeout_s))
+                                    pull=False, decode=True, network_mode=network_mode, timeout=int(timeout_s),
+                                    nocache=nocache)
             image_id = None
             for chunk in stream:
                 if "stream" in chunk:

@@ -151,7 +151,10 @@ def ensure_base(engine: Engine, ref: str) -> str:
 
 def build_image(engine: Engine, recipe: BuildRecipe, server: PackageServer | None, log_path: Path | None,
                 force: bool = False, on_line: Callable[[str], None] | None = None) -> BuiltImage:
-    """Build ``recipe`` unless an image with its tag exists. Writes the full build log to ``log_path``."""
+    """Build ``recipe`` unless an image with its tag exists. Writes the full build log to ``log_path``.
+
+    ``force`` rebuilds from scratch: no reuse of the tagged image, and none of the engine's layer cache.
+    """
     existing = None if force else engine.image_info(recipe.tag)
     if existing is not None:
         return BuiltImage(recipe.cell_id, recipe.tag, existing.id, existing.repo_digests, True, 0.0, None)
@@ -174,7 +177,7 @@ def build_image(engine: Engine, recipe: BuildRecipe, server: PackageServer | Non
 
     try:
         image_id = engine.build(tar_context(recipe.files), recipe.tag, {**recipe.build_args, **pkg_args},
-                                recipe.labels, log, network_mode="host")
+                                recipe.labels, log, network_mode="host", nocache=force)
     except BuildError as err:
         err.log_path = str(log_path) if log_path else None
         err.reason = explain_build_failure(lines, err.reason)

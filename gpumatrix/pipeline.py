@@ -214,7 +214,8 @@ class Runner:
             result.timings = timings
             return result
         result.image = image
-        result.logs = {"build": str(self.results.log_path(cell.id, "build"))}
+        log_path = self.results.log_path(cell.id, "build")
+        result.logs = {"build": str(log_path)} if log_path.is_file() else {}
         if not probe:
             result.status, result.reason = "skipped", "built only; probes not run"
             result.timings = timings
