@@ -24,7 +24,7 @@ from .errors import BuildError, ResultsLocked
 from .host import HostInfo, discover_host
 from .images import BuildRecipe, build_image, ensure_base, render_build_context
 from .results import CellResult, ResultsDir
-from .run import probe_container_spec, run_probes
+from .run import probe_container_spec, run_probes, write_peaks_file
 from .sources import PackageServer, host_pip_settings
 
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "cpu": "CPU"}
@@ -120,6 +120,7 @@ class Runner:
         self.host = host or discover_host(engine.version(), engine.info())
         self.pip = host_pip_settings()
         self._base_ids: dict[str, str | BuildError] = {}
+        self._peaks: Path | None = None
 
     # -- building -----------------------------------------------------------
     def _base_id(self, ref: str) -> str:
@@ -148,6 +149,11 @@ class Runner:
         image = {"tag": built.tag, "id": built.image_id, "repo_digests": list(built.repo_digests),
                  "reused": built.reused, "inputs_hash": recipe.inputs_hash}
         return image, built.build_s
+
+    def _peaks_file(self) -> Path:
+        if self._peaks is None:
+            self._peaks = write_peaks_file(self.results.path / ".gpumatrix")
+        return self._peaks
 
     # -- the whole run ------------------------------------------------------
     def run(self, cells: Sequence[Cell], *, build: bool = True, probe: bool = True, force: bool = False,
@@ -220,7 +226,8 @@ class Runner:
             result.status, result.reason = "skipped", "built only; probes not run"
             result.timings = timings
             return result
-        spec = probe_container_spec(cell, image["tag"], self.host, self.matrix.run, quick=quick, perf=perf)
+        spec = probe_container_spec(cell, image["tag"], self.host, self.matrix.run, quick=quick, perf=perf,
+                                    peaks_file=self._peaks_file())
         self.echo("  probing")
         outcome = run_probes(self.engine, spec)
         timings["probe_s"] = round(outcome.duration_s, 3)

@@ -71,14 +71,13 @@ class CellResult:
         """The best matmul throughput the performance probes measured, as (dtype, TFLOP/s)."""
         best = None
         for probe in (self.probes or {}).get("probes") or []:
-            details = probe.get("details") or {}
             if probe.get("layer") != 6 or probe.get("status") != "pass":
                 continue
-            for key, value in details.items():
-                if "tflops" in key and isinstance(value, (int, float)):
-                    label = str(details.get("dtype") or key.replace("_tflops", "").replace("tflops", "") or "?")
-                    if best is None or value > best[1]:
-                        best = (label, float(value))
+            per_dtype = (probe.get("details") or {}).get("results") or {}
+            for dtype, figures in per_dtype.items() if isinstance(per_dtype, dict) else ():
+                value = figures.get("tflops") if isinstance(figures, dict) else None
+                if isinstance(value, (int, float)) and (best is None or value > best[1]):
+                    best = (str(dtype), float(value))
         return best
 
 

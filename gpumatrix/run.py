@@ -17,12 +17,38 @@ from typing import Any, Mapping
 
 from .config import Cell, RunOptions
 from .engine import LABEL_NS, MANAGED_LABEL, ContainerSpec, DeviceRequestSpec, Engine, EngineOperationError, Mount
+from . import releases
+from .fsutil import write_json_atomic
 from .host import HostInfo, device_gid
 
 PROBES_PARENT = "/opt/gpumatrix"
 PROBE_SCHEMA_VERSION = 1
 MAX_PROBE_OUTPUT = 8 * 1024 * 1024
 SESSION_ID = uuid.uuid4().hex[:12]
+
+
+PEAKS_IN_CONTAINER = f"{PROBES_PARENT}/peaks.json"
+
+
+def peaks_table() -> dict[str, dict[str, float]]:
+    """``gpumatrix/data/gpu_peaks.yaml`` as the probes read it: device name → {"bf16_tflops": …, "mem_bw_gbs": …}."""
+    table: dict[str, dict[str, float]] = {}
+    for name, entry in (releases.load_data("gpu_peaks").get("gpus") or {}).items():
+        if not isinstance(entry, dict):
+            continue
+        figures = {f"{k}_tflops": float(v) for k, v in entry.items()
+                   if k in ("fp32", "tf32", "fp16", "bf16", "fp8") and isinstance(v, (int, float))}
+        if isinstance(entry.get("mem_bw_gbs"), (int, float)):
+            figures["mem_bw_gbs"] = float(entry["mem_bw_gbs"])
+        for key in [name] + list(entry.get("aliases") or []):
+            table[str(key)] = figures
+    return table
+
+
+def write_peaks_file(folder: Path) -> Path:
+    path = folder / "peaks.json"
+    write_json_atomic(path, peaks_table())
+    return path
 
 
 def probes_dir() -> Path:
@@ -73,8 +99,9 @@ class ProbeRun:
 
 
 def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOptions,
-                         quick: bool = False, perf: bool | None = None) -> ContainerSpec:
-    """The container that runs the probes for ``cell``."""
+                         quick: bool = False, perf: bool | None = None,
+                         peaks_file: Path | None = None) -> ContainerSpec:
+    """The container that runs the probes for ``cell`` (``peaks_file``: see :func:`write_peaks_file`)."""
     passthrough = passthrough_options_for(cell.vendor, host)
     command = ["python3", "-m", "probes", "--json"]
     if quick:
@@ -83,9 +110,13 @@ def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOpt
         command.append("--no-perf")
     env = {"HOME": "/tmp", "USER": "nobody", "PYTHONDONTWRITEBYTECODE": "1", "GPUMATRIX_CELL": cell.id,
            **dict(cell.env), **dict(passthrough.environment)}
+    mounts = [Mount(str(probes_dir()), f"{PROBES_PARENT}/probes", read_only=True)]
+    if peaks_file is not None:
+        mounts.append(Mount(str(peaks_file), PEAKS_IN_CONTAINER, read_only=True))
+        env["GPUMATRIX_PEAKS"] = PEAKS_IN_CONTAINER
     return ContainerSpec(
         image=image, command=command, name=f"gpumatrix-{SESSION_ID}-{uuid.uuid4().hex[:8]}",
-        environment=env, mounts=(Mount(str(probes_dir()), f"{PROBES_PARENT}/probes", read_only=True),),
+        environment=env, mounts=tuple(mounts),
         devices=passthrough.devices, device_requests=passthrough.device_requests, group_add=passthrough.group_add,
         runtime=passthrough.runtime, shm_size=options.shm_size, network_mode="none", read_only=True,
         tmpfs={"/tmp": "rw,nosuid,nodev,size=4g"}, user="65534:65534", working_dir=PROBES_PARENT,

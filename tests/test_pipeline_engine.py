@@ -96,7 +96,8 @@ def test_matrix_builds_probes_and_tabulates(first_run):
     header = next(line for line in lines if "torch 2.13.0" in line)
     assert header.index("torch 2.13.0") < header.index("torch 2.12.0")
     cpu_row = next(line for line in lines if line.strip("│ ").startswith("cpu "))
-    assert "✔ pass" in cpu_row and "! build failed" in cpu_row
+    assert "✔ pass" in cpu_row and "TFLOP/s fp32" in cpu_row and "! build failed" in cpu_row
+    assert good.headline_tflops()[1] > 0  # the performance probes ran inside the container
     assert "matching distribution" in table and "no NVIDIA GPU on this host" in table
     assert (results.path / "table.md").read_text().count("|") > 10
     summary = json.loads((results.path / "summary.json").read_text())

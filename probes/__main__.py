@@ -1,0 +1,8 @@
+"""``python -m probes``: run the probe suite (see ``probes.cli``)."""
+
+import sys
+
+from probes.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

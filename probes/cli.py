@@ -1,0 +1,187 @@
+"""``python -m probes``: collect facts, run the selected probes in child processes,
+print the JSON document (``--json``) or a report. Exit 0 whenever a document was
+produced, whatever the probes found; 2 for bad usage."""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from probes import SCHEMA_VERSION, SUITE_NAME, __version__
+from probes.facts import collect_host_facts, torch_unavailable_facts
+from probes.isolation import run_facts_child, run_group
+from probes.model import (
+    FAIL,
+    NEEDS_ACCELERATOR,
+    NEEDS_NOTHING,
+    SKIP,
+    Probe,
+    compute_verdict,
+    jsonable,
+    probe_result,
+)
+from probes.registry import RegistryError, groups_in_order, load_probes, select_probes, split_patterns
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+FACTS_TIMEOUT_S = 120.0
+
+
+class UsageError(Exception):
+    """Bad flags or a selection that matches nothing."""
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number of seconds" % text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("the timeout must be positive, not %r" % text)
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m probes",
+        description="Check this machine's GPU stack layer by layer (driver, runtime, "
+        "programming interface, math libraries, framework, performance).",
+    )
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON document on stdout")
+    parser.add_argument("--quick", action="store_true", help="facts and smoke probes only (about 10 s)")
+    parser.add_argument("--no-perf", action="store_true", help="skip layer 6 (performance)")
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="time limit of each child process (default: per group, 30 s without torch, 120 s or more with)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="run only probes whose id matches this glob (repeatable, or comma-separated)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the selected probe ids and exit")
+    return parser
+
+
+def child_environment(base: Mapping[str, str]) -> Dict[str, str]:
+    """The children's environment: the caller's, with writable compiler caches.
+
+    Images are read-only except /tmp and may run as a user without a home or a passwd
+    entry, so Inductor's and Triton's caches go under the temp dir unless set already.
+    """
+    env = dict(base)
+    cache_root = os.path.join(tempfile.gettempdir(), "gpumatrix-probes-%d" % os.getuid())
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(cache_root, "inductor"))
+    env.setdefault("TRITON_CACHE_DIR", os.path.join(cache_root, "triton"))
+    env.setdefault("TRITON_HOME", os.path.join(cache_root, "triton-home"))
+    return env
+
+
+def decide_in_parent(probe: Probe, torch_facts: Mapping[str, Any], facts_ok: bool) -> Optional[Dict[str, Any]]:
+    """A result for ``probe`` that needs no child, or None to run it.
+
+    Only when the facts child positively established it: torch failed to import, or
+    torch imported and sees no accelerator. If the facts child itself died we know
+    nothing, and every probe runs (and meets the same fate, honestly reported).
+    """
+    if probe.needs == NEEDS_NOTHING or not facts_ok:
+        return None
+    if torch_facts.get("import_error"):
+        return probe_result(
+            probe,
+            FAIL,
+            0.0,
+            "torch cannot be imported: %s" % torch_facts["import_error"],
+            {"import_error": torch_facts["import_error"]},
+        )
+    if probe.needs == NEEDS_ACCELERATOR and not torch_facts.get("available"):
+        details = {}
+        if torch_facts.get("init_warnings"):
+            details["init_warnings"] = torch_facts["init_warnings"]
+        return probe_result(probe, SKIP, 0.0, "no accelerator", details)
+    return None
+
+
+def run_suite(
+    probes: Sequence[Probe], quick: bool, timeout_s: Optional[float], environ: Mapping[str, str]
+) -> Dict[str, Any]:
+    """Collect facts and run ``probes``; return the JSON document (schema_version 1)."""
+    started = time.monotonic()
+    mode = "quick" if quick else "full"
+    env = child_environment(environ)
+    facts = collect_host_facts()
+    child_facts = run_facts_child(timeout_s or FACTS_TIMEOUT_S, env)
+    facts_ok = "error" not in child_facts
+    if facts_ok:
+        facts["torch"] = child_facts["torch"]
+        facts["devices"] = child_facts["devices"]
+        accelerator = child_facts["accelerator"]
+    else:
+        facts["torch"] = torch_unavailable_facts("facts child failed: %s" % child_facts["error"])
+        facts["devices"] = []
+        accelerator = "cpu"
+
+    results = []  # type: List[Dict[str, Any]]
+    for group in groups_in_order(probes):
+        decided = {}
+        for probe in group:
+            result = decide_in_parent(probe, facts["torch"], facts_ok)
+            if result is not None:
+                decided[probe.id] = result
+        to_run = [p for p in group if p.id not in decided]
+        if to_run:
+            limit = timeout_s or max(p.timeout_s for p in to_run)
+            for result in run_group(to_run, mode, limit, env):
+                decided[result["id"]] = result
+        results.extend(decided[p.id] for p in group)
+
+    order = {probe.id: index for index, probe in enumerate(probes)}
+    results.sort(key=lambda r: (r["layer"], order[r["id"]]))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "suite": {"name": SUITE_NAME, "version": __version__},
+        "mode": mode,
+        "duration_s": round(time.monotonic() - started, 3),
+        "accelerator": accelerator,
+        "facts": jsonable(facts),
+        "probes": results,
+        "verdict": compute_verdict(results),
+    }
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)  # exits 2 on bad usage
+    try:
+        registered = load_probes()
+    except RegistryError as err:
+        parser.print_usage(sys.stderr)
+        print("error: %s" % err, file=sys.stderr)
+        return EXIT_USAGE
+    patterns = split_patterns(args.only)
+    probes = select_probes(registered, patterns, quick=args.quick, perf=not args.no_perf)
+    if not probes:
+        parser.print_usage(sys.stderr)
+        print("error: no probe matches --only %s" % " ".join(patterns), file=sys.stderr)
+        return EXIT_USAGE
+    if args.list:
+        for probe in probes:
+            print(probe.id)
+        return EXIT_OK
+    document = run_suite(probes, quick=args.quick, timeout_s=args.timeout, environ=os.environ)
+    if args.json:
+        sys.stdout.write(json.dumps(document, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    else:
+        from probes.report import render_text
+
+        sys.stdout.write(render_text(document))
+    sys.stdout.flush()
+    return EXIT_OK

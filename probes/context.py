@@ -1,0 +1,106 @@
+"""What a probe function receives in its child process: torch (imported lazily and
+safely), the accelerator torch would use, the device, and the run's settings."""
+
+import os
+import warnings
+from typing import Any, List, Mapping, Optional, Tuple
+
+from probes.model import ProbeFailed, ProbeSkipped
+
+EXPECT_ENV = "GPUMATRIX_EXPECT"  # "nvidia" or "amd": the runner promises a GPU of that vendor
+PEAKS_ENV = "GPUMATRIX_PEAKS"  # optional JSON file: device name -> peak numbers
+VENDORS = ("nvidia", "amd")
+
+_torch_import = None  # type: Optional[Tuple[Any, Optional[str]]]
+
+
+def expected_vendor(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The GPU vendor the runner expects (``GPUMATRIX_EXPECT``), or None."""
+    environ = os.environ if environ is None else environ
+    value = environ.get(EXPECT_ENV, "").strip().lower()
+    return value if value in VENDORS else None
+
+
+def import_torch() -> Tuple[Any, Optional[str]]:
+    """Import torch once: ``(module, None)`` or ``(None, "why it failed")``.
+
+    Broken GPU libraries surface as OSError or arbitrary exceptions from extension
+    modules; any of them is a finding, not a reason for the suite to stop.
+    """
+    global _torch_import
+    if _torch_import is None:
+        try:
+            import torch  # noqa: F401  (imported here only, inside a child process)
+
+            _torch_import = (torch, None)
+        except Exception as err:  # includes OSError and ImportError
+            _torch_import = (None, "%s: %s" % (type(err).__name__, err))
+    return _torch_import
+
+
+def detect_accelerator(torch: Any) -> Tuple[str, List[str]]:
+    """What torch would use, "cuda", "rocm" or "cpu", and the warnings it gave on the way."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            available = bool(torch.cuda.is_available())
+        except Exception as err:
+            available = False
+            caught.append(warnings.WarningMessage("%s: %s" % (type(err).__name__, err), RuntimeWarning, "", 0))
+    messages = sorted(set(str(w.message).strip() for w in caught))
+    if available and getattr(torch.version, "hip", None):
+        return "rocm", messages
+    if available and getattr(torch.version, "cuda", None):
+        return "cuda", messages
+    return "cpu", messages
+
+
+class ProbeContext:
+    """Per-child state shared by the probes of one group."""
+
+    def __init__(self, mode: str, expect: Optional[str] = None) -> None:
+        self.mode = mode
+        self.expect = expect
+        self._accelerator = None  # type: Optional[str]
+        self.init_warnings = []  # type: List[str]
+
+    @property
+    def torch(self) -> Any:
+        torch, error = import_torch()
+        if torch is None:
+            raise ProbeFailed("torch cannot be imported: %s" % error, import_error=error)
+        return torch
+
+    @property
+    def accelerator(self) -> str:
+        if self._accelerator is None:
+            self._accelerator, self.init_warnings = detect_accelerator(self.torch)
+        return self._accelerator
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.accelerator != "cpu"
+
+    @property
+    def device(self) -> Any:
+        return self.torch.device("cuda", 0) if self.on_gpu else self.torch.device("cpu")
+
+    def require_accelerator(self) -> None:
+        """End the probe with "skip" unless torch has a usable GPU."""
+        if not self.on_gpu:
+            details = {"init_warnings": self.init_warnings} if self.init_warnings else {}
+            raise ProbeSkipped("no accelerator", **details)
+
+    def synchronize(self) -> None:
+        if self.on_gpu:
+            self.torch.cuda.synchronize()
+
+    def gpu_initialized(self) -> bool:
+        """Whether this process holds a GPU context (which an error may have poisoned)."""
+        torch, _ = import_torch() if _torch_import is not None else (None, None)
+        if torch is None:
+            return False
+        try:
+            return bool(torch.cuda.is_initialized())
+        except Exception:
+            return False

@@ -1,0 +1,274 @@
+"""Facts about the environment, in the spirit of ``torch.utils.collect_env``.
+
+``collect_host_facts`` runs in the parent and never imports torch or loads GPU
+libraries; ``collect_torch_facts`` runs in a child process (torch may crash on import).
+Tools such as nvidia-smi are used only when present, with a timeout. Formatting lives
+in ``probes.report``.
+"""
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional
+
+from probes.context import EXPECT_ENV, detect_accelerator, expected_vendor, import_torch
+
+# Environment variables that change how the GPU stack behaves; reported set or not.
+ENV_VARS = (
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "CUDA_MODULE_LOADING",
+    "CUDA_LAUNCH_BLOCKING",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "HSA_OVERRIDE_GFX_VERSION",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_HIP_ALLOC_CONF",
+    "TORCH_CUDA_ARCH_LIST",
+    "LD_LIBRARY_PATH",
+    "OMP_NUM_THREADS",
+    "NCCL_DEBUG",
+    EXPECT_ENV,
+)
+
+# Distribution names worth reporting (as collect_env's pip filter does).
+_PIP_NAME = re.compile(
+    r"^(torch.*|pytorch.*|triton.*|numpy|nvidia-.*|cuda-.*|.*cudnn.*|.*nccl.*|.*cublas.*|"
+    r"rocm.*|.*hip.*|amd-.*|mkl.*|intel-openmp|onnx.*|optree|mypy|flake8)$",
+    re.IGNORECASE,
+)
+
+TOOL_TIMEOUT_S = 15.0
+
+
+def read_text(path: str, limit: int = 65536) -> Optional[str]:
+    """The start of a text file, or None when it cannot be read."""
+    try:
+        with open(path, "r", errors="replace") as handle:
+            return handle.read(limit)
+    except OSError:
+        return None
+
+
+def run_tool(argv: List[str], timeout: float = TOOL_TIMEOUT_S) -> Optional[str]:
+    """stdout of a tool when it exists and succeeds in time, else None."""
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", "replace").strip()
+
+
+def os_release() -> Optional[str]:
+    text = read_text("/etc/os-release") or ""
+    for line in text.splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.split("=", 1)[1].strip().strip('"')
+    return None
+
+
+def libc_version() -> Optional[str]:
+    name, version = platform.libc_ver()
+    return "%s-%s" % (name, version) if name else None
+
+
+def cpu_facts() -> Dict[str, Any]:
+    model = None
+    for line in (read_text("/proc/cpuinfo", 1 << 20) or "").splitlines():
+        if line.lower().startswith(("model name", "cpu model")) and ":" in line:
+            model = line.split(":", 1)[1].strip()
+            if model:
+                break
+    try:
+        affinity = len(os.sched_getaffinity(0))  # type: Optional[int]
+    except (AttributeError, OSError):
+        affinity = None
+    return {"model": model, "count": os.cpu_count(), "usable": affinity}
+
+
+def memory_bytes() -> Optional[int]:
+    for line in (read_text("/proc/meminfo") or "").splitlines():
+        if line.startswith("MemTotal:"):
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                return int(parts[1]) * 1024
+    return None
+
+
+def filesystem_size(path: str) -> Optional[int]:
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return None
+    return stat.f_blocks * stat.f_frsize
+
+
+def nvidia_driver_version(proc_text: Optional[str]) -> Optional[str]:
+    """The version in /proc/driver/nvidia/version ("... Kernel Module  550.54.15  ...")."""
+    if not proc_text:
+        return None
+    match = re.search(r"Kernel Module(?: for [^ ]+)?\s+([0-9]+(?:\.[0-9]+)+)", proc_text)
+    if match:
+        return match.group(1)
+    match = re.search(r"\b([0-9]{3,}\.[0-9]+(?:\.[0-9]+)?)\b", proc_text)
+    return match.group(1) if match else None
+
+
+def driver_facts() -> Dict[str, Any]:
+    proc = read_text("/proc/driver/nvidia/version")
+    amdgpu_version = read_text("/sys/module/amdgpu/version")
+    facts = {
+        "nvidia": {
+            "version": nvidia_driver_version(proc),
+            "proc_version": proc.strip().splitlines()[0] if proc and proc.strip() else None,
+        },
+        "amdgpu": {
+            "loaded": os.path.isdir("/sys/module/amdgpu"),
+            "version": amdgpu_version.strip() if amdgpu_version else None,
+        },
+        "nvidia_smi": None,
+    }  # type: Dict[str, Any]
+    smi = run_tool(
+        ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap", "--format=csv,noheader"]
+    )
+    if smi is not None:
+        facts["nvidia_smi"] = [line.strip() for line in smi.splitlines() if line.strip()]
+    return facts
+
+
+def pip_packages() -> Dict[str, str]:
+    try:
+        from importlib import metadata
+    except ImportError:  # Python < 3.8 is unsupported, but say so instead of crashing
+        return {}
+    found = {}
+    try:
+        distributions = list(metadata.distributions())
+    except Exception:
+        return {}
+    for dist in distributions:
+        try:
+            name = dist.metadata["Name"]
+        except Exception:
+            continue
+        if name and _PIP_NAME.match(name):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
+
+
+def collect_host_facts() -> Dict[str, Any]:
+    """Facts the parent can gather without torch or GPU libraries."""
+    return {
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "kernel": platform.release(),
+        "libc": libc_version(),
+        "os": os_release(),
+        "cpu": cpu_facts(),
+        "memory_bytes": memory_bytes(),
+        "shm_bytes": filesystem_size("/dev/shm"),
+        "driver": driver_facts(),
+        "pip_packages": pip_packages(),
+        "compilers": {"cxx": next((shutil.which(c) for c in ("c++", "g++", "clang++") if shutil.which(c)), None)},
+        "expect": expected_vendor(),
+        "env": {name: os.environ.get(name) for name in ENV_VARS},
+    }
+
+
+def torch_unavailable_facts(import_error: str) -> Dict[str, Any]:
+    """``torch`` facts when torch could not be imported (or the facts child died)."""
+    return {
+        "version": None,
+        "cuda": None,
+        "hip": None,
+        "cudnn": None,
+        "available": False,
+        "device_count": 0,
+        "arch_list": [],
+        "import_error": import_error,
+    }
+
+
+def _safe(call: Any, default: Any = None) -> Any:
+    try:
+        return call()
+    except Exception:
+        return default
+
+
+def device_arch(torch: Any, index: int, props: Any) -> Optional[str]:
+    """"sm_90" on CUDA, "gfx942" on ROCm (target features such as ":xnack-" dropped)."""
+    gcn = getattr(props, "gcnArchName", None)
+    if getattr(torch.version, "hip", None) and gcn:
+        return str(gcn).split(":", 1)[0]
+    major = getattr(props, "major", None)
+    minor = getattr(props, "minor", None)
+    if major is None or minor is None:
+        return None
+    return "sm_%d%d" % (major, minor)
+
+
+def describe_devices(torch: Any) -> List[Dict[str, Any]]:
+    devices = []
+    for index in range(torch.cuda.device_count()):
+        props = torch.cuda.get_device_properties(index)
+        entry = {
+            "index": index,
+            "name": props.name,
+            "arch": device_arch(torch, index, props),
+            "total_memory_bytes": int(props.total_memory),
+            "capability": [props.major, props.minor],
+            "multi_processor_count": getattr(props, "multi_processor_count", None),
+        }
+        if getattr(props, "gcnArchName", None):
+            entry["gcn_arch_name"] = props.gcnArchName
+        uuid = getattr(props, "uuid", None)
+        if uuid is not None:
+            entry["uuid"] = str(uuid)
+        devices.append(entry)
+    return devices
+
+
+def collect_torch_facts() -> Dict[str, Any]:
+    """``{"torch": ..., "devices": [...], "accelerator": ...}``; runs in a child."""
+    torch, error = import_torch()
+    if torch is None:
+        return {"torch": torch_unavailable_facts(error or "unknown"), "devices": [], "accelerator": "cpu"}
+    accelerator, init_warnings = detect_accelerator(torch)
+    cuda_built = bool(getattr(torch.version, "cuda", None) or getattr(torch.version, "hip", None))
+    facts = {
+        "version": torch.__version__,
+        "cuda": getattr(torch.version, "cuda", None),
+        "hip": getattr(torch.version, "hip", None),
+        "cudnn": _safe(lambda: torch.backends.cudnn.version()) if cuda_built else None,
+        "available": accelerator != "cpu",
+        "device_count": _safe(lambda: torch.cuda.device_count(), 0) if accelerator != "cpu" else 0,
+        "arch_list": _safe(lambda: list(torch.cuda.get_arch_list()), []),
+        "import_error": None,
+        "debug": _safe(lambda: bool(torch.version.debug)),
+        "git_version": getattr(torch.version, "git_version", None),
+        "nccl": _safe(lambda: ".".join(str(x) for x in torch.cuda.nccl.version())) if accelerator != "cpu" else None,
+        "mkldnn": _safe(lambda: bool(torch.backends.mkldnn.is_available())),
+        "openmp": _safe(lambda: bool(torch.backends.openmp.is_available())),
+        "distributed": _safe(lambda: bool(torch.distributed.is_available())),
+        "init_warnings": init_warnings,
+    }
+    devices = _safe(lambda: describe_devices(torch), []) if accelerator != "cpu" else []
+    return {"torch": facts, "devices": devices, "accelerator": accelerator}

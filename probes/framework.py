@@ -1,0 +1,348 @@
+"""Layer 5, framework: what a PyTorch user touches: autocast, scaled dot-product
+attention and its backends, torch.compile, a training step, a multi-worker DataLoader,
+and whether the build carries kernels for this GPU's architecture."""
+
+import importlib.util
+import json
+import math
+import os
+import re
+import shutil
+import warnings
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from probes.context import ProbeContext
+from probes.model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
+from probes.numerics import compare
+
+ARCH_RULES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "arch_compat.json")
+_CUDA_ARCH = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
+MATCH_RANK = {"exact": 3, "binary_compatible": 2, "generic": 2, "ptx_jit": 1, "none": 0}
+
+
+# --------------------------------------------------------------------------- arch list
+
+
+def load_arch_rules(path: str = ARCH_RULES_FILE) -> Dict[str, Any]:
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def _cc(text: str) -> int:
+    return int(re.sub(r"\D", "", text))
+
+
+def cuda_code_runs_on(kind: str, code_cc: int, suffix: str, device_cc: int, rules: Mapping[str, Any]) -> Optional[str]:
+    """How code for ``<kind>_<code_cc><suffix>`` runs on a device of capability ``device_cc``."""
+    isolated = {int(k): set(v) for k, v in rules.get("cuda_isolated", {}).items()}
+    integrated = set(cc for ccs in isolated.values() for cc in ccs)
+    if kind == "sm":
+        if code_cc == device_cc:
+            return "exact"
+        if suffix == "a":  # architecture-specific code runs on that capability only
+            return None
+        if code_cc in isolated:
+            return "binary_compatible" if device_cc in isolated[code_cc] else None
+        same_major = code_cc // 10 == device_cc // 10 and code_cc % 10 <= device_cc % 10
+        return "binary_compatible" if same_major and device_cc not in integrated else None
+    if suffix == "a":
+        return "ptx_jit" if code_cc == device_cc else None
+    return "ptx_jit" if code_cc <= device_cc else None
+
+
+def arch_compatibility(device_arch: str, arch_list: Sequence[str], rules: Mapping[str, Any]) -> Dict[str, Any]:
+    """Whether a build compiled for ``arch_list`` has code for ``device_arch``.
+
+    ``match`` is "exact", "binary_compatible" (a cubin of the same major version),
+    "generic" (a ROCm gfx*-generic code object), "ptx_jit" (PTX only: JIT-compiled at
+    first use) or "none"; ``via`` lists the entries that provide it.
+    """
+    best, via, unparsed = "none", [], []  # type: str, List[str], List[str]
+
+    def offer(match: str, entry: str) -> None:
+        nonlocal best, via
+        if MATCH_RANK[match] > MATCH_RANK[best]:
+            best, via = match, [entry]
+        elif match == best and match != "none":
+            via.append(entry)
+
+    if device_arch.startswith("sm_"):
+        device_cc = _cc(device_arch)
+        for entry in arch_list:
+            parsed = _CUDA_ARCH.match(entry.strip())
+            if not parsed:
+                unparsed.append(entry)
+                continue
+            match = cuda_code_runs_on(parsed.group(1), int(parsed.group(2)), parsed.group(3), device_cc, rules)
+            if match:
+                offer(match, entry)
+    elif device_arch.startswith("gfx"):
+        device = device_arch.split(":", 1)[0]
+        generic = rules.get("rocm_generic", {})
+        for entry in arch_list:
+            target = entry.strip().split(":", 1)[0]
+            if target == device:
+                offer("exact", entry)
+            elif device in generic.get(target, ()):
+                offer("generic", entry)
+    else:
+        unparsed.append(device_arch)
+    return {"device": device_arch, "match": best, "via": via, "unparsed": unparsed}
+
+
+def arch_list(ctx: ProbeContext) -> Outcome:
+    ctx.require_accelerator()
+    from probes.facts import describe_devices
+
+    torch = ctx.torch
+    archs = list(torch.cuda.get_arch_list())
+    rules = load_arch_rules()
+    results = [arch_compatibility(d["arch"] or "?", archs, rules) for d in describe_devices(torch)]
+    details = {"arch_list": archs, "devices": results}
+    if not archs:
+        return failed("torch.cuda.get_arch_list() is empty", **details)
+    missing = [r["device"] for r in results if r["match"] == "none"]
+    if missing:
+        return failed("no kernels for %s in this build (built for %s)" % (", ".join(missing), " ".join(archs)),
+                      **details)
+    summary = ", ".join("%s: %s via %s" % (r["device"], r["match"], "/".join(r["via"])) for r in results)
+    return passed(summary, **details)
+
+
+# --------------------------------------------------------------------------- autocast
+
+
+def autocast(ctx: ProbeContext) -> Outcome:
+    torch = ctx.torch
+    if ctx.on_gpu:
+        device_type = "cuda"
+        dtypes = [("float16", torch.float16)]
+        if torch.cuda.is_bf16_supported():
+            dtypes.append(("bfloat16", torch.bfloat16))
+    else:
+        device_type, dtypes = "cpu", [("bfloat16", torch.bfloat16)]
+    gen = torch.Generator().manual_seed(61)
+    x = torch.randn(16, 64, generator=gen)
+    layer = torch.nn.Linear(64, 32)
+    with torch.no_grad():
+        layer.weight.copy_(torch.randn(32, 64, generator=gen) / 8)
+        layer.bias.copy_(torch.randn(32, generator=gen))
+    layer = layer.to(ctx.device)
+    checks, dtypes_seen = {}, {}
+    for name, dtype in dtypes:
+        with torch.no_grad(), torch.autocast(device_type=device_type, dtype=dtype):
+            out = layer(x.to(ctx.device))
+        ctx.synchronize()
+        dtypes_seen[name] = str(out.dtype)
+        rounded = [t.detach().cpu().to(dtype).double() for t in (x, layer.weight, layer.bias)]
+        expected = torch.nn.functional.linear(*rounded)
+        checks[name] = compare(out, expected, name)
+        if out.dtype != dtype:
+            checks[name]["ok"] = False
+    bad = [n for n, c in checks.items() if not c["ok"]]
+    details = {"device_type": device_type, "output_dtypes": dtypes_seen, "checks": checks}
+    if bad:
+        return failed("autocast linear wrong for %s" % ", ".join(bad), **details)
+    return passed("autocast(%s) runs linear in %s" % (device_type, ", ".join(dtypes_seen.values())), **details)
+
+
+# --------------------------------------------------------------------------- attention
+
+
+def _attention_inputs(ctx: ProbeContext) -> Any:
+    torch = ctx.torch
+    gen = torch.Generator().manual_seed(71)
+    dtype = torch.float16 if ctx.on_gpu else torch.float32
+    q, k, v = (torch.randn(2, 4, 64, 32, generator=gen).to(dtype) for _ in range(3))
+    return q, k, v, ("float16" if ctx.on_gpu else "float32")
+
+
+def reference_attention(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> Any:
+    q, k, v = q.double(), k.double(), v.double()
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        n = scores.shape[-1]
+        scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def sdpa(ctx: ProbeContext) -> Outcome:
+    torch = ctx.torch
+    attention = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if attention is None:
+        return skipped("scaled_dot_product_attention needs torch >= 2.0")
+    q, k, v, kind = _attention_inputs(ctx)
+    dev = [t.to(ctx.device) for t in (q, k, v)]
+    checks = {}
+    for causal in (False, True):
+        out = attention(*dev, is_causal=causal)
+        ctx.synchronize()
+        checks["causal" if causal else "full"] = compare(out, reference_attention(torch, q, k, v, causal), kind,
+                                                         factor=2.0)
+    bad = [n for n, c in checks.items() if not c["ok"]]
+    if bad:
+        return failed("scaled_dot_product_attention wrong (%s)" % ", ".join(bad), checks=checks)
+    return passed("scaled_dot_product_attention (default dispatch) matches the reference", checks=checks)
+
+
+def _sdpa_backend_contexts(torch: Any) -> Dict[str, Any]:
+    """Backend name -> a callable returning a context manager that forces that backend."""
+    attention_mod = getattr(getattr(torch.nn, "attention", None), "sdpa_kernel", None)
+    if attention_mod is not None:
+        backend_enum = torch.nn.attention.SDPBackend
+        names = {"flash": "FLASH_ATTENTION", "mem_efficient": "EFFICIENT_ATTENTION", "math": "MATH",
+                 "cudnn": "CUDNN_ATTENTION"}
+        return {name: (lambda member=getattr(backend_enum, attr): torch.nn.attention.sdpa_kernel([member]))
+                for name, attr in names.items() if hasattr(backend_enum, attr)}
+    legacy = getattr(torch.backends.cuda, "sdp_kernel", None)
+    if legacy is None:
+        return {}
+    flags = {"flash": (True, False, False), "mem_efficient": (False, False, True), "math": (False, True, False)}
+    return {name: (lambda f=f: legacy(enable_flash=f[0], enable_math=f[1], enable_mem_efficient=f[2]))
+            for name, f in flags.items()}
+
+
+def sdpa_backends(ctx: ProbeContext) -> Outcome:
+    """Which SDPA backends run here, and whether each one that runs is right."""
+    torch = ctx.torch
+    attention = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if attention is None:
+        return skipped("scaled_dot_product_attention needs torch >= 2.0")
+    contexts = _sdpa_backend_contexts(torch)
+    if not contexts:
+        return skipped("this torch has no way to select SDPA backends")
+    q, k, v, kind = _attention_inputs(ctx)
+    dev = [t.to(ctx.device) for t in (q, k, v)]
+    expected = reference_attention(torch, q, k, v, False)
+    backends = {}  # type: Dict[str, Dict[str, Any]]
+    for name, make_context in contexts.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with make_context():
+                    out = attention(*dev)
+                ctx.synchronize()
+                backends[name] = dict(compare(out, expected, kind, factor=2.0), usable=True)
+            except RuntimeError as err:
+                reasons = sorted(set(str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()))
+                backends[name] = {"usable": False, "error": str(err).strip().splitlines()[0][:300],
+                                  "reasons": reasons[:4]}
+    usable = [n for n, b in backends.items() if b["usable"]]
+    wrong = [n for n in usable if not backends[n]["ok"]]
+    details = {"backends": backends, "usable": usable, "dtype": kind}
+    if wrong:
+        return failed("SDPA backend(s) %s give wrong results" % ", ".join(wrong), **details)
+    if "math" in backends and not backends["math"]["usable"]:
+        return failed("the math SDPA backend does not run", **details)
+    return passed("usable SDPA backends: %s" % (", ".join(usable) or "none"), **details)
+
+
+# --------------------------------------------------------------------------- compile
+
+
+def cxx_compiler() -> Optional[str]:
+    candidates = [os.environ.get("CXX", "")] + ["c++", "g++", "clang++"]
+    for name in candidates:
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def compile_probe(ctx: ProbeContext) -> Outcome:
+    torch = ctx.torch
+    if not hasattr(torch, "compile"):
+        return skipped("torch.compile needs torch >= 2.0")
+    details = {"device": str(ctx.device)}  # type: Dict[str, Any]
+    if ctx.on_gpu:
+        if importlib.util.find_spec("triton") is None:
+            return failed("triton is not installed: torch.compile cannot generate GPU kernels", **details)
+        import triton
+
+        details["triton"] = getattr(triton, "__version__", None)
+    else:
+        details["cxx"] = cxx_compiler()
+        if details["cxx"] is None:
+            return skipped("no C++ compiler: torch.compile on CPU needs one (runtime images often lack it)",
+                           **details)
+
+    def fn(x: Any) -> Any:
+        return torch.sin(x) * 2 + torch.cos(x).pow(2)
+
+    x = torch.randn(4096, generator=torch.Generator().manual_seed(81)).to(ctx.device)
+    compiled = torch.compile(fn, backend="inductor", dynamic=False)
+    try:
+        out = compiled(x)
+        ctx.synchronize()
+    except Exception as err:
+        text = str(err).strip()
+        return failed("torch.compile failed: %s: %s" % (type(err).__name__, text.splitlines()[0][:300] if text else ""),
+                      error=text[-2000:], **details)
+    check = compare(out, fn(x), "float32", factor=10.0)
+    details["check"] = check
+    if not check["ok"]:
+        return failed("compiled function disagrees with eager", **details)
+    backend = "Triton" if ctx.on_gpu else "C++"
+    return passed("inductor (%s codegen) result matches eager" % backend, **details)
+
+
+# --------------------------------------------------------------------------- training
+
+
+def training_step(ctx: ProbeContext) -> Outcome:
+    torch = ctx.torch
+    torch.manual_seed(91)
+    gen = torch.Generator().manual_seed(92)
+    x = torch.randn(256, 16, generator=gen)
+    y = x @ torch.randn(16, 1, generator=gen) + 0.01 * torch.randn(256, 1, generator=gen)
+    x, y = x.to(ctx.device), y.to(ctx.device)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(ctx.device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(30):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    details = {"device": str(ctx.device), "first_loss": losses[0], "last_loss": losses[-1], "steps": len(losses)}
+    if not all(math.isfinite(v) for v in losses):
+        return failed("loss became non-finite", losses=losses, **details)
+    if not losses[-1] < 0.5 * losses[0]:
+        return failed("loss did not go down (%.4g -> %.4g)" % (losses[0], losses[-1]), **details)
+    return passed("Adam on an MLP: loss %.4g -> %.4g in %d steps" % (losses[0], losses[-1], len(losses)), **details)
+
+
+# --------------------------------------------------------------------------- data loading
+
+
+def dataloader(ctx: ProbeContext) -> Outcome:
+    """Two worker processes pass batches through shared memory (/dev/shm)."""
+    torch = ctx.torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from probes.facts import filesystem_size
+
+    shm = filesystem_size("/dev/shm")
+    data = torch.arange(256, dtype=torch.float32).reshape(64, 4)
+    loader = DataLoader(TensorDataset(data), batch_size=8, num_workers=2, timeout=60,
+                        pin_memory=ctx.on_gpu, persistent_workers=False)
+    batches = [batch[0] for batch in loader]
+    details = {"shm_bytes": shm, "workers": 2, "batches": len(batches), "pin_memory": ctx.on_gpu}
+    if shm is not None and shm < 256 * 2**20:
+        details["warning"] = "/dev/shm is %d MiB: real workloads need more (docker run --shm-size / --ipc=host)" % (
+            shm // 2**20)
+    if not torch.equal(torch.cat(batches), data):
+        return failed("batches from worker processes are wrong or out of order", **details)
+    shm_text = "%d MiB" % (shm // 2**20) if shm is not None else "absent"
+    return passed("2 workers delivered %d batches; /dev/shm %s" % (len(batches), shm_text), **details)
+
+
+PROBES = [
+    Probe("framework.autocast", autocast, group="framework", needs=NEEDS_TORCH),
+    Probe("framework.sdpa", sdpa, group="framework", needs=NEEDS_TORCH),
+    Probe("framework.sdpa_backends", sdpa_backends, group="framework", needs=NEEDS_TORCH),
+    Probe("framework.training_step", training_step, group="framework", needs=NEEDS_TORCH),
+    Probe("framework.arch_list", arch_list, group="framework", needs=NEEDS_ACCELERATOR),
+    Probe("framework.dataloader", dataloader, group="framework.dataloader", needs=NEEDS_TORCH),
+    Probe("framework.compile", compile_probe, group="framework.compile", needs=NEEDS_TORCH, timeout_s=300.0),
+]

@@ -1,0 +1,222 @@
+"""Layer 1, kernel_driver: device nodes, kernel driver versions, device-node groups.
+
+No torch and no GPU libraries: only the filesystem. Without GPU device nodes these
+probes skip, unless ``GPUMATRIX_EXPECT`` names the vendor, in which case absence fails.
+The filesystem roots are parameters so the checks can be tested on a fake tree.
+"""
+
+import errno
+import glob
+import grp
+import os
+import re
+import stat
+from typing import Any, Dict, List, Optional
+
+from probes.model import NEEDS_NOTHING, Outcome, Probe, failed, passed, skipped
+
+AMD_PCI_VENDOR = "0x1002"
+
+
+def _number_suffix(path: str) -> int:
+    match = re.search(r"(\d+)$", path)
+    return int(match.group(1)) if match else -1
+
+
+def nvidia_nodes(dev_root: str = "/dev") -> Dict[str, Any]:
+    """NVIDIA device nodes that exist: control, per-GPU, and unified memory."""
+    def present(name: str) -> Optional[str]:
+        path = os.path.join(dev_root, name)
+        return path if os.path.exists(path) else None
+
+    return {
+        "control": present("nvidiactl"),
+        "gpus": sorted(glob.glob(os.path.join(dev_root, "nvidia[0-9]*")), key=_number_suffix),
+        "uvm": present("nvidia-uvm"),
+        "uvm_tools": present("nvidia-uvm-tools"),
+    }
+
+
+def amd_nodes(dev_root: str = "/dev", sys_root: str = "/sys") -> Dict[str, Any]:
+    """AMD device nodes: /dev/kfd and the render nodes of AMD GPUs.
+
+    Render nodes also exist for other GPUs (an Intel iGPU on a CPU box), so each one's
+    PCI vendor is checked in sysfs when sysfs says anything.
+    """
+    renders = []
+    for path in sorted(glob.glob(os.path.join(dev_root, "dri", "renderD*")), key=_number_suffix):
+        vendor_file = os.path.join(sys_root, "class", "drm", os.path.basename(path), "device", "vendor")
+        try:
+            with open(vendor_file) as handle:
+                vendor = handle.read().strip().lower()  # type: Optional[str]
+        except OSError:
+            vendor = None
+        if vendor is None or vendor == AMD_PCI_VENDOR:
+            renders.append(path)
+    kfd = os.path.join(dev_root, "kfd")
+    return {"kfd": kfd if os.path.exists(kfd) else None, "renders": renders}
+
+
+def try_open(path: str) -> Dict[str, Any]:
+    """Open a device node read-write, as the user-mode driver will, and close it."""
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | os.O_NONBLOCK)
+    except OSError as err:
+        code = errno.errorcode.get(err.errno, str(err.errno))
+        return {"path": path, "openable": False, "error": "%s: %s" % (code, err.strerror)}
+    os.close(fd)
+    return {"path": path, "openable": True}
+
+
+def _missing_outcome(vendor: str, expect: Optional[str], what: str) -> Outcome:
+    if expect == vendor:
+        return failed("GPUMATRIX_EXPECT=%s but %s" % (vendor, what))
+    return skipped("no %s GPU: %s" % ("NVIDIA" if vendor == "nvidia" else "AMD", what))
+
+
+def check_nvidia_nodes(dev_root: str = "/dev", expect: Optional[str] = None) -> Outcome:
+    nodes = nvidia_nodes(dev_root)
+    if not nodes["control"] and not nodes["gpus"]:
+        return _missing_outcome("nvidia", expect, "no /dev/nvidiactl or /dev/nvidia<N>")
+    problems = []
+    if not nodes["control"]:
+        problems.append("/dev/nvidiactl missing")
+    if not nodes["gpus"]:
+        problems.append("no /dev/nvidia<N> node")
+    if not nodes["uvm"]:
+        problems.append("/dev/nvidia-uvm missing (CUDA needs it; load nvidia-uvm on the host)")
+    opened = [try_open(p) for p in [nodes["control"], nodes["uvm"]] + nodes["gpus"] if p]
+    problems.extend("%s not openable (%s)" % (o["path"], o["error"]) for o in opened if not o["openable"])
+    details = {"nodes": nodes, "open": opened}
+    if problems:
+        return failed("; ".join(problems), **details)
+    return passed("%d GPU node(s), nvidiactl and nvidia-uvm openable" % len(nodes["gpus"]), **details)
+
+
+def check_amd_nodes(dev_root: str = "/dev", sys_root: str = "/sys", expect: Optional[str] = None) -> Outcome:
+    nodes = amd_nodes(dev_root, sys_root)
+    if not nodes["kfd"] and not (expect == "amd" and nodes["renders"]):
+        return _missing_outcome("amd", expect, "no /dev/kfd")
+    problems = []
+    if not nodes["kfd"]:
+        problems.append("/dev/kfd missing")
+    if not nodes["renders"]:
+        problems.append("no AMD /dev/dri/renderD<N> node")
+    opened = [try_open(p) for p in ([nodes["kfd"]] if nodes["kfd"] else []) + nodes["renders"]]
+    problems.extend("%s not openable (%s)" % (o["path"], o["error"]) for o in opened if not o["openable"])
+    details = {"nodes": nodes, "open": opened}
+    if problems:
+        return failed("; ".join(problems), **details)
+    return passed("/dev/kfd and %d render node(s) openable" % len(nodes["renders"]), **details)
+
+
+def check_nvidia_driver(proc_root: str = "/proc", dev_root: str = "/dev", expect: Optional[str] = None) -> Outcome:
+    from probes.facts import nvidia_driver_version, read_text
+
+    text = read_text(os.path.join(proc_root, "driver", "nvidia", "version"))
+    if text is None:
+        nodes = nvidia_nodes(dev_root)
+        if nodes["control"] or nodes["gpus"]:
+            return failed("NVIDIA device nodes exist but /proc/driver/nvidia/version does not", nodes=nodes)
+        return _missing_outcome("nvidia", expect, "no /proc/driver/nvidia/version")
+    version = nvidia_driver_version(text)
+    if version is None:
+        return failed("cannot parse /proc/driver/nvidia/version", text=text[:500])
+    return passed("NVIDIA kernel module %s" % version, version=version, proc_version=text.strip().splitlines()[0])
+
+
+def gfx_name(target_version: int) -> Optional[str]:
+    """KFD's gfx_target_version (major*10000 + minor*100 + stepping) as "gfx90a"; None for CPUs."""
+    if target_version <= 0:
+        return None
+    major, rest = divmod(target_version, 10000)
+    minor, stepping = divmod(rest, 100)
+    return "gfx%d%x%x" % (major, minor, stepping)
+
+
+def kfd_gpus(sys_root: str = "/sys") -> List[Dict[str, Any]]:
+    """GPU nodes in the KFD topology, with their gfx target."""
+    gpus = []
+    pattern = os.path.join(sys_root, "class", "kfd", "kfd", "topology", "nodes", "*", "properties")
+    for path in sorted(glob.glob(pattern), key=lambda p: _number_suffix(os.path.dirname(p))):
+        try:
+            with open(path) as handle:
+                props = dict(line.split(None, 1) for line in handle.read().splitlines() if " " in line)
+        except (OSError, ValueError):
+            continue
+        try:
+            target = int(props.get("gfx_target_version", "0").strip())
+        except ValueError:
+            continue
+        name = gfx_name(target)
+        if name:
+            gpus.append({"node": _number_suffix(os.path.dirname(path)), "gfx": name})
+    return gpus
+
+
+def check_amd_driver(sys_root: str = "/sys", dev_root: str = "/dev", expect: Optional[str] = None) -> Outcome:
+    module = os.path.join(sys_root, "module", "amdgpu")
+    if not os.path.isdir(module):
+        if amd_nodes(dev_root, sys_root)["kfd"]:
+            return failed("/dev/kfd exists but the amdgpu module is not visible in %s/module" % sys_root)
+        return _missing_outcome("amd", expect, "amdgpu kernel module not loaded")
+    try:
+        with open(os.path.join(module, "version")) as handle:
+            version = handle.read().strip()  # type: Optional[str]
+    except OSError:
+        version = None  # the in-tree amdgpu has no version file
+    gpus = kfd_gpus(sys_root)
+    label = version or "in-tree (no version file)"
+    return passed("amdgpu %s, %d KFD GPU node(s)" % (label, len(gpus)), version=version, kfd_gpus=gpus)
+
+
+def node_permissions(path: str) -> Dict[str, Any]:
+    info = os.stat(path)
+    try:
+        group = grp.getgrgid(info.st_gid).gr_name  # type: Optional[str]
+    except KeyError:
+        group = None
+    groups = set(os.getgroups()) | {os.getegid()}
+    return {
+        "path": path,
+        "mode": stat.filemode(info.st_mode),
+        "uid": info.st_uid,
+        "gid": info.st_gid,
+        "group": group,
+        "in_group": info.st_gid in groups,
+        "access": os.access(path, os.R_OK | os.W_OK),
+    }
+
+
+def check_device_groups(dev_root: str = "/dev", sys_root: str = "/sys", expect: Optional[str] = None) -> Outcome:
+    nv = nvidia_nodes(dev_root)
+    amd = amd_nodes(dev_root, sys_root)
+    paths = [p for p in [nv["control"], nv["uvm"]] + nv["gpus"] + [amd["kfd"]] + (amd["renders"] if amd["kfd"] else []) if p]
+    if not paths:
+        if expect:
+            return failed("GPUMATRIX_EXPECT=%s but there are no GPU device nodes" % expect)
+        return skipped("no GPU device nodes")
+    nodes = [node_permissions(p) for p in paths]
+    denied = [n for n in nodes if not n["access"]]
+    details = {"uid": os.geteuid(), "groups": sorted(set(os.getgroups()) | {os.getegid()}), "nodes": nodes}
+    if denied:
+        hints = sorted(set("%s (gid %d)" % (n["group"] or "?", n["gid"]) for n in denied if not n["in_group"]))
+        message = "no read-write permission on %s" % ", ".join(n["path"] for n in denied)
+        if hints:
+            message += "; the process is not in group(s) %s (docker run --group-add)" % ", ".join(hints)
+        return failed(message, **details)
+    return passed("read-write permission on %d device node(s)" % len(nodes), **details)
+
+
+PROBES = [
+    Probe("kernel_driver.nvidia_device_nodes", lambda ctx: check_nvidia_nodes(expect=ctx.expect),
+          group="kernel_driver", needs=NEEDS_NOTHING, quick=True, timeout_s=30.0),
+    Probe("kernel_driver.amd_device_nodes", lambda ctx: check_amd_nodes(expect=ctx.expect),
+          group="kernel_driver", needs=NEEDS_NOTHING, quick=True, timeout_s=30.0),
+    Probe("kernel_driver.nvidia_driver", lambda ctx: check_nvidia_driver(expect=ctx.expect),
+          group="kernel_driver", needs=NEEDS_NOTHING, quick=True, timeout_s=30.0),
+    Probe("kernel_driver.amd_driver", lambda ctx: check_amd_driver(expect=ctx.expect),
+          group="kernel_driver", needs=NEEDS_NOTHING, quick=True, timeout_s=30.0),
+    Probe("kernel_driver.device_groups", lambda ctx: check_device_groups(expect=ctx.expect),
+          group="kernel_driver", needs=NEEDS_NOTHING, quick=True, timeout_s=30.0),
+]

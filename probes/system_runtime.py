@@ -1,0 +1,341 @@
+"""Layer 2, system_runtime: the user-mode driver libraries, called through ctypes
+without torch: the CUDA driver API (libcuda), ROCr/HSA (libhsa-runtime64), NVML and
+ROCm SMI. A missing library skips ("not available"), unless ``GPUMATRIX_EXPECT`` names
+its vendor (ROCm SMI, optional tooling, always skips when missing).
+"""
+
+import ctypes
+import glob
+import importlib.util
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from probes.model import NEEDS_NOTHING, Outcome, Probe, failed, passed, skipped
+
+# CUresult values (cuda.h, "CUresult" enum) that a health check meets in practice.
+CU_RESULT_NAMES = {
+    0: "CUDA_SUCCESS",
+    1: "CUDA_ERROR_INVALID_VALUE",
+    2: "CUDA_ERROR_OUT_OF_MEMORY",
+    3: "CUDA_ERROR_NOT_INITIALIZED",
+    4: "CUDA_ERROR_DEINITIALIZED",
+    34: "CUDA_ERROR_STUB_LIBRARY",
+    46: "CUDA_ERROR_DEVICE_UNAVAILABLE",
+    100: "CUDA_ERROR_NO_DEVICE",
+    101: "CUDA_ERROR_INVALID_DEVICE",
+    102: "CUDA_ERROR_DEVICE_NOT_LICENSED",
+    200: "CUDA_ERROR_INVALID_IMAGE",
+    201: "CUDA_ERROR_INVALID_CONTEXT",
+    209: "CUDA_ERROR_NO_BINARY_FOR_GPU",
+    218: "CUDA_ERROR_INVALID_PTX",
+    221: "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+    222: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+    304: "CUDA_ERROR_OPERATING_SYSTEM",
+    400: "CUDA_ERROR_INVALID_HANDLE",
+    500: "CUDA_ERROR_NOT_FOUND",
+    700: "CUDA_ERROR_ILLEGAL_ADDRESS",
+    710: "CUDA_ERROR_ASSERT",
+    719: "CUDA_ERROR_LAUNCH_FAILED",
+    800: "CUDA_ERROR_NOT_PERMITTED",
+    801: "CUDA_ERROR_NOT_SUPPORTED",
+    802: "CUDA_ERROR_SYSTEM_NOT_READY",
+    803: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+    804: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+    999: "CUDA_ERROR_UNKNOWN",
+}
+
+CU_RESULT_HINTS = {
+    34: "a stub libcuda was loaded instead of the driver's (check LD_LIBRARY_PATH for .../stubs)",
+    46: "the GPU is in exclusive-process or prohibited compute mode, or busy",
+    100: "the driver sees no CUDA device (check --gpus / NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES)",
+    802: "the system is not ready (fabric manager not running on NVSwitch systems?)",
+    803: "libcuda (user-mode driver) and the kernel module have different versions",
+    804: "the CUDA forward-compatibility package is in use on a GPU that does not support it",
+    999: "unknown error: often a missing /dev/nvidia-uvm or a GPU that needs a reset",
+}
+
+# hsa_status_t values (hsa.h) used when hsa_status_string is not usable.
+HSA_STATUS_NAMES = {
+    0x0: "HSA_STATUS_SUCCESS",
+    0x1: "HSA_STATUS_INFO_BREAK",
+    0x1000: "HSA_STATUS_ERROR",
+    0x1001: "HSA_STATUS_ERROR_INVALID_ARGUMENT",
+    0x1008: "HSA_STATUS_ERROR_OUT_OF_RESOURCES",
+    0x100B: "HSA_STATUS_ERROR_NOT_INITIALIZED",
+}
+HSA_AGENT_INFO_NAME = 0
+HSA_AGENT_INFO_DEVICE = 17
+HSA_DEVICE_TYPES = {0: "cpu", 1: "gpu", 2: "dsp"}
+
+NVML_ERROR_DRIVER_NOT_LOADED = 9
+
+
+def cu_result_name(code: int) -> str:
+    """The CUresult's name ("CUDA_ERROR_NO_DEVICE"), or "CUresult <n>" when unknown."""
+    return CU_RESULT_NAMES.get(code, "CUresult %d" % code)
+
+
+def hsa_status_name(code: int) -> str:
+    return HSA_STATUS_NAMES.get(code, "hsa_status_t 0x%x" % code)
+
+
+def format_cuda_version(value: int) -> str:
+    """cuDriverGetVersion's integer (12040) as "12.4"."""
+    return "%d.%d" % (value // 1000, (value % 1000) // 10)
+
+
+def torch_lib_dir() -> Optional[str]:
+    """torch's bundled library folder, found without importing torch."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "lib")
+
+
+def load_library(names: Sequence[str], search_dirs: Sequence[str] = ()) -> Tuple[Any, Optional[str], List[str]]:
+    """``(library, how it was found, errors)``: by soname through the loader first, then
+    as files in ``search_dirs``."""
+    errors = []
+    for name in names:
+        try:
+            return ctypes.CDLL(name), name, errors
+        except OSError as err:
+            errors.append(str(err))
+    for folder in search_dirs:
+        for name in names:
+            for path in sorted(glob.glob(os.path.join(folder, name + "*"))):
+                try:
+                    return ctypes.CDLL(path), path, errors
+                except OSError as err:
+                    errors.append(str(err))
+    return None, None, errors
+
+
+def rocm_dirs() -> List[str]:
+    roots = [os.environ.get("ROCM_PATH", ""), "/opt/rocm"]
+    dirs = [os.path.join(r, "lib") for r in roots if r]
+    torch_dir = torch_lib_dir()
+    if torch_dir:
+        dirs.append(torch_dir)  # ROCm wheels of torch bundle their own runtime
+    return dirs
+
+
+def _absent(vendor: str, expect: Optional[str], library: str, errors: List[str], always_skip: bool = False) -> Outcome:
+    if expect == vendor and not always_skip:
+        return failed("GPUMATRIX_EXPECT=%s but %s is not available" % (vendor, library), load_errors=errors[:3])
+    return skipped("%s not available" % library, load_errors=errors[:3])
+
+
+def _c_string(value: Any) -> Optional[str]:
+    return value.decode("utf-8", "replace") if value else None
+
+
+# --------------------------------------------------------------------------- CUDA driver
+
+
+def _cu_error_name(lib: Any, code: int) -> str:
+    if code in CU_RESULT_NAMES:
+        return CU_RESULT_NAMES[code]
+    name = ctypes.c_char_p()
+    try:
+        if lib.cuGetErrorName(ctypes.c_int(code), ctypes.byref(name)) == 0 and name.value:
+            return name.value.decode()
+    except AttributeError:
+        pass
+    return cu_result_name(code)
+
+
+def check_cuda_driver(expect: Optional[str]) -> Outcome:
+    lib, found, errors = load_library(["libcuda.so.1", "libcuda.so"])
+    if lib is None:
+        return _absent("nvidia", expect, "libcuda.so.1", errors)
+    details = {"library": found}  # type: Dict[str, Any]
+    version = ctypes.c_int(0)
+    if lib.cuDriverGetVersion(ctypes.byref(version)) == 0:  # works before cuInit
+        details["driver_api_version"] = format_cuda_version(version.value)
+    code = lib.cuInit(ctypes.c_uint(0))
+    details["cuInit"] = {"code": code, "name": _cu_error_name(lib, code)}
+    if code != 0:
+        message = "cuInit failed: %s (%d)" % (_cu_error_name(lib, code), code)
+        if code in CU_RESULT_HINTS:
+            message += ": " + CU_RESULT_HINTS[code]
+        if code in (100, 34) and expect != "nvidia":
+            return skipped(message, **details)
+        return failed(message, **details)
+    count = ctypes.c_int(0)
+    code = lib.cuDeviceGetCount(ctypes.byref(count))
+    if code != 0:
+        return failed("cuDeviceGetCount failed: %s (%d)" % (_cu_error_name(lib, code), code), **details)
+    devices = []
+    for index in range(count.value):
+        handle = ctypes.c_int(0)
+        if lib.cuDeviceGet(ctypes.byref(handle), ctypes.c_int(index)) != 0:
+            devices.append({"index": index, "error": "cuDeviceGet failed"})
+            continue
+        name = ctypes.create_string_buffer(256)
+        lib.cuDeviceGetName(name, ctypes.c_int(len(name)), handle)
+        major, minor = ctypes.c_int(0), ctypes.c_int(0)
+        lib.cuDeviceGetAttribute(ctypes.byref(major), ctypes.c_int(75), handle)  # COMPUTE_CAPABILITY_MAJOR
+        lib.cuDeviceGetAttribute(ctypes.byref(minor), ctypes.c_int(76), handle)  # COMPUTE_CAPABILITY_MINOR
+        memory = ctypes.c_size_t(0)
+        lib.cuDeviceTotalMem_v2(ctypes.byref(memory), handle)
+        devices.append({"index": index, "name": _c_string(name.value), "arch": "sm_%d%d" % (major.value, minor.value),
+                        "total_memory_bytes": memory.value})
+    details["devices"] = devices
+    if not devices:
+        return (failed if expect == "nvidia" else skipped)("cuInit succeeded but no device is visible", **details)
+    return passed("CUDA driver API %s, %d device(s)" % (details.get("driver_api_version"), len(devices)), **details)
+
+
+# --------------------------------------------------------------------------- ROCr / HSA
+
+
+def _hsa_status_name(lib: Any, code: int) -> str:
+    text = ctypes.c_char_p()
+    try:
+        if lib.hsa_status_string(ctypes.c_int(code), ctypes.byref(text)) == 0 and text.value:
+            return "%s (%s)" % (hsa_status_name(code), text.value.decode("utf-8", "replace").strip())
+    except AttributeError:
+        pass
+    return hsa_status_name(code)
+
+
+def check_hsa_runtime(expect: Optional[str]) -> Outcome:
+    lib, found, errors = load_library(["libhsa-runtime64.so.1", "libhsa-runtime64.so"], rocm_dirs())
+    if lib is None:
+        return _absent("amd", expect, "libhsa-runtime64.so", errors)
+    details = {"library": found}  # type: Dict[str, Any]
+    code = lib.hsa_init()
+    if code != 0:
+        message = "hsa_init failed: %s" % _hsa_status_name(lib, code)
+        details["hsa_init"] = code
+        if expect != "amd" and not os.path.exists("/dev/kfd"):
+            return skipped(message + " (no /dev/kfd)", **details)
+        return failed(message, **details)
+    agents = []  # type: List[Dict[str, Any]]
+    lib.hsa_agent_get_info.argtypes = [ctypes.c_uint64, ctypes.c_int, ctypes.c_void_p]
+
+    # hsa_agent_t is a struct holding one uint64 handle: passed like a uint64.
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p)
+    def visit(agent: int, _data: Any) -> int:
+        name = ctypes.create_string_buffer(64)
+        kind = ctypes.c_int(-1)
+        lib.hsa_agent_get_info(agent, HSA_AGENT_INFO_NAME, ctypes.cast(name, ctypes.c_void_p))
+        lib.hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, ctypes.cast(ctypes.byref(kind), ctypes.c_void_p))
+        agents.append({"name": _c_string(name.value), "type": HSA_DEVICE_TYPES.get(kind.value, str(kind.value))})
+        return 0
+
+    lib.hsa_iterate_agents.argtypes = [type(visit), ctypes.c_void_p]
+    code = lib.hsa_iterate_agents(visit, None)
+    lib.hsa_shut_down()
+    details["agents"] = agents
+    if code != 0:
+        return failed("hsa_iterate_agents failed: %s" % _hsa_status_name(lib, code), **details)
+    gpus = [a["name"] for a in agents if a["type"] == "gpu"]
+    if not gpus:
+        return (failed if expect == "amd" else skipped)("HSA runtime initialised but has no GPU agent", **details)
+    return passed("HSA runtime: %d GPU agent(s): %s" % (len(gpus), ", ".join(str(g) for g in gpus)), **details)
+
+
+# --------------------------------------------------------------------------- NVML
+
+
+def check_nvml(expect: Optional[str]) -> Outcome:
+    lib, found, errors = load_library(["libnvidia-ml.so.1", "libnvidia-ml.so"])
+    if lib is None:
+        return _absent("nvidia", expect, "libnvidia-ml.so.1", errors)
+    lib.nvmlErrorString.restype = ctypes.c_char_p
+    details = {"library": found}  # type: Dict[str, Any]
+    code = lib.nvmlInit_v2()
+    if code != 0:
+        message = "nvmlInit_v2 failed: %s (%d)" % (_c_string(lib.nvmlErrorString(code)), code)
+        if code == NVML_ERROR_DRIVER_NOT_LOADED and expect != "nvidia":
+            return skipped(message, **details)
+        return failed(message, **details)
+    try:
+        version = ctypes.create_string_buffer(96)
+        code = lib.nvmlSystemGetDriverVersion(version, ctypes.c_uint(len(version)))
+        if code != 0:
+            return failed("nvmlSystemGetDriverVersion failed: %s" % _c_string(lib.nvmlErrorString(code)), **details)
+        details["driver_version"] = _c_string(version.value)
+        cuda = ctypes.c_int(0)
+        if lib.nvmlSystemGetCudaDriverVersion_v2(ctypes.byref(cuda)) == 0:
+            details["cuda_driver_version"] = format_cuda_version(cuda.value)
+        count = ctypes.c_uint(0)
+        if lib.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0:
+            names = []
+            for index in range(count.value):
+                handle = ctypes.c_void_p()
+                name = ctypes.create_string_buffer(96)
+                if lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(index), ctypes.byref(handle)) == 0:
+                    lib.nvmlDeviceGetName(handle, name, ctypes.c_uint(len(name)))
+                names.append(_c_string(name.value))
+            details["devices"] = names
+    finally:
+        lib.nvmlShutdown()
+    return passed("NVML: driver %s, %d device(s)" % (details["driver_version"], len(details.get("devices", []))),
+                  **details)
+
+
+# --------------------------------------------------------------------------- ROCm SMI
+
+
+class _RsmiVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("patch", ctypes.c_uint32),
+                ("build", ctypes.c_char_p)]
+
+
+def check_rocm_smi(expect: Optional[str]) -> Outcome:
+    lib, found, errors = load_library(["librocm_smi64.so.1", "librocm_smi64.so"], rocm_dirs())
+    if lib is None:
+        return _absent("amd", expect, "librocm_smi64.so (optional tooling)", errors, always_skip=True)
+    details = {"library": found}  # type: Dict[str, Any]
+
+    def status_text(code: int) -> str:
+        text = ctypes.c_char_p()
+        try:
+            if lib.rsmi_status_string(ctypes.c_int(code), ctypes.byref(text)) == 0 and text.value:
+                return "%s (%d)" % (text.value.decode("utf-8", "replace").strip(), code)
+        except AttributeError:
+            pass
+        return "rsmi_status_t %d" % code
+
+    code = lib.rsmi_init(ctypes.c_uint64(0))
+    if code != 0:
+        if expect != "amd" and not os.path.exists("/dev/kfd"):
+            return skipped("rsmi_init failed: %s (no /dev/kfd)" % status_text(code), **details)
+        return failed("rsmi_init failed: %s" % status_text(code), **details)
+    try:
+        version = _RsmiVersion()
+        if lib.rsmi_version_get(ctypes.byref(version)) == 0:
+            details["library_version"] = "%d.%d.%d" % (version.major, version.minor, version.patch)
+        count = ctypes.c_uint32(0)
+        code = lib.rsmi_num_monitor_devices(ctypes.byref(count))
+        if code != 0:
+            return failed("rsmi_num_monitor_devices failed: %s" % status_text(code), **details)
+        names = []
+        for index in range(count.value):
+            name = ctypes.create_string_buffer(256)
+            lib.rsmi_dev_name_get(ctypes.c_uint32(index), name, ctypes.c_size_t(len(name)))
+            names.append(_c_string(name.value))
+        details["devices"] = names
+    finally:
+        lib.rsmi_shut_down()
+    if not names:
+        return (failed if expect == "amd" else skipped)("ROCm SMI sees no device", **details)
+    return passed("ROCm SMI %s: %d device(s)" % (details.get("library_version"), len(names)), **details)
+
+
+PROBES = [
+    Probe("system_runtime.cuda_driver", lambda ctx: check_cuda_driver(ctx.expect),
+          group="system_runtime.cuda_driver", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0),
+    Probe("system_runtime.hsa_runtime", lambda ctx: check_hsa_runtime(ctx.expect),
+          group="system_runtime.hsa_runtime", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0),
+    Probe("system_runtime.nvml", lambda ctx: check_nvml(ctx.expect),
+          group="system_runtime.nvml", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0),
+    Probe("system_runtime.rocm_smi", lambda ctx: check_rocm_smi(ctx.expect),
+          group="system_runtime.rocm_smi", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0),
+]
