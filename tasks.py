@@ -44,14 +44,15 @@ def _exits(fn):
             "rebuild": "rebuild images even when an image with the same inputs exists",
             "quick": "facts-and-smoke probes only (about 10 s per cell)",
             "no_perf": "skip the performance probes (layer 6)",
-            "format": "table format: text, markdown or json"})
+            "format": "table format: text, markdown or json",
+            "resume": "continue an interrupted run in the same results folder with the cells it did not finish"})
 @_exits
 def matrix(c, matrix=None, only=None, results=None, force=False, rebuild=False, quick=False, no_perf=False,
-           format=None):
+           format=None, resume=False):
     """Build every cell's image, run the probes inside it, and print the compatibility table."""
     s = _settings(c, matrix=matrix, results=results, format=format)
     return cli.run_matrix(s["matrix"], s["results"], only, force=force, rebuild=rebuild, quick=quick,
-                          perf=False if no_perf else None, fmt=s["format"])
+                          perf=False if no_perf else None, fmt=s["format"], resume=resume)
 
 
 @task(name="list", help={"matrix": COMMON["matrix"], "only": COMMON["only"], "format": "text or json"})

@@ -89,7 +89,8 @@ def save_tables(results: ResultsDir, echo: Callable[[str], None]) -> None:
 
 def run_matrix(matrix_path: str, results_path: str, only: str | None = None, *, build: bool = True,
                probe: bool = True, force: bool = False, rebuild: bool = False, quick: bool = False,
-               perf: bool | None = None, fmt: str = "text", echo: Callable[[str], None] = _stderr) -> str:
+               perf: bool | None = None, fmt: str = "text", resume: bool = False,
+               echo: Callable[[str], None] = _stderr) -> str:
     """Build and/or probe the selected cells, save results, and return the rendered table."""
     _check_format(fmt)
     matrix, _, cells = _selected(matrix_path, only)
@@ -99,7 +100,8 @@ def run_matrix(matrix_path: str, results_path: str, only: str | None = None, *, 
         runner = Runner(engine, matrix, results, echo=echo)
         echo(f"host: {runner.host.host_type()}; engine {runner.host.engine.get('version')}; "
              f"{len(cells)} cells; results in {results.path}")
-        runner.run(cells, build=build, probe=probe, force=force, rebuild=rebuild, quick=quick, perf=perf)
+        runner.run(cells, build=build, probe=probe, force=force, rebuild=rebuild, quick=quick, perf=perf,
+                   resume=resume)
     finally:
         engine.close()
     save_tables(results, echo)

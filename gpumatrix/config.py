@@ -52,6 +52,8 @@ class Base:
     python: str | None = None
     env: tuple[tuple[str, str], ...] = ()
     line: int = 0
+    hsa_override_gfx_version: str | None = None  # AMD consumer cards: e.g. "10.3.0", "11.0.0"
+    gpus: str = "1"  # "1": the cell's container gets one GPU; "all": every GPU of its vendor
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,10 @@ class RunOptions:
     perf: bool = True
     mem_limit: str | None = None
     pids_limit: int = 4096
+    nvidia_mode: str = "auto"  # auto | gpus | cdi | runtime (see gpumatrix/passthrough.py)
+    ipc: str | None = None  # "host": share the host's IPC namespace and /dev/shm (shm_size then unused)
+    seccomp_unconfined: bool = False  # opt-in: security_opt seccomp=unconfined (some ROCm setups)
+    disable_require: bool = False  # opt-in: NVIDIA_DISABLE_REQUIRE=1 (skip nvidia/cuda images' driver check)
 
 
 @dataclass(frozen=True)
@@ -147,11 +153,15 @@ class Expansion:
 
 _TOP_KEYS = {"schema_version", "python", "index_url", "wheelhouse", "ca_bundle", "bases", "torch",
              "exclude", "include", "run"}
-_BASE_KEYS = {"id", "vendor", "image", "variant", "python", "env"}
+_BASE_KEYS = {"id", "vendor", "image", "variant", "python", "env", "hsa_override_gfx_version", "gpus"}
 _TORCH_KEYS = {"version", "variants", "wheel", "vendor", "variant"}
 _EXCLUDE_KEYS = {"base", "torch", "vendor", "variant"}
 _INCLUDE_KEYS = {"base", "torch", "env"}
-_RUN_KEYS = {"shm_size", "timeout_s", "perf", "mem_limit", "pids_limit"}
+_RUN_KEYS = {"shm_size", "timeout_s", "perf", "mem_limit", "pids_limit", "nvidia_mode", "ipc",
+             "seccomp_unconfined", "disable_require"}
+NVIDIA_MODES = ("auto", "gpus", "cdi", "runtime")
+IPC_MODES = ("host", "private")
+HSA_OVERRIDE_RE = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{1,2}$")
 
 
 class _Collector:
@@ -321,6 +331,17 @@ def _parse_bases(c: _Collector, raw: Any, data: LocDict) -> list[Base]:
         variant = c.string(entry, "variant", what, VARIANT_RE, " (expected cpu, cuNNN or rocmX.Y)")
         python = c.string(entry, "python", what, PYTHON_RE, " (expected a version like \"3.12\")")
         env = c.env_map(entry, "env", what)
+        hsa = c.string(entry, "hsa_override_gfx_version", what, HSA_OVERRIDE_RE,
+                       " (expected a version like \"11.0.0\"; quote it)")
+        if hsa is not None and vendor not in (None, "amd"):
+            c.add(entry.line_of("hsa_override_gfx_version"), f"{what}: hsa_override_gfx_version is for amd bases only")
+        gpus = "1"
+        if "gpus" in entry:
+            raw_gpus = entry["gpus"]
+            if raw_gpus in (1, "1", "all") and not isinstance(raw_gpus, bool):
+                gpus = str(raw_gpus)
+            else:
+                c.add(entry.line_of("gpus"), f"{what}.gpus must be 1 (one GPU per cell) or all (every GPU)")
         if vendor and variant:
             expected = "cpu" if vendor == "cpu" else ("cu" if vendor == "nvidia" else "rocm")
             if not variant.startswith(expected):
@@ -332,7 +353,7 @@ def _parse_bases(c: _Collector, raw: Any, data: LocDict) -> list[Base]:
             seen[bid] = line
         if None not in (bid, vendor, image, variant):
             bases.append(Base(id=bid, vendor=vendor, image=image, variant=variant, python=python, env=env,
-                              line=line))
+                              line=line, hsa_override_gfx_version=hsa, gpus=gpus))
     return bases
 
 
@@ -453,11 +474,21 @@ def _parse_run(c: _Collector, data: LocDict) -> RunOptions:
                 c.add(raw.line_of(key), f"run.{key} must be a positive integer")
             else:
                 opts[key] = v
-    if "perf" in raw:
-        if not isinstance(raw["perf"], bool):
-            c.add(raw.line_of("perf"), "run.perf must be true or false")
-        else:
-            opts["perf"] = raw["perf"]
+    for key in ("perf", "seccomp_unconfined", "disable_require"):
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                c.add(raw.line_of(key), f"run.{key} must be true or false")
+            else:
+                opts[key] = raw[key]
+    for key, allowed in (("nvidia_mode", NVIDIA_MODES), ("ipc", IPC_MODES)):
+        if key in raw:
+            v = raw[key]
+            if v not in allowed:
+                close = difflib.get_close_matches(str(v), allowed, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                c.add(raw.line_of(key), f"run.{key} {v!r} must be one of {', '.join(allowed)}{hint}")
+            else:
+                opts[key] = v
     return RunOptions(**opts)
 
 

@@ -36,6 +36,9 @@ LOCAL_BASES = {"debian:bookworm-slim": "bookworm", "debian:bookworm": "bookworm"
 PROVENANCE_LABEL = "io.gpumatrix.local-base"
 
 
+_daemons: list[subprocess.Popen] = []
+
+
 def state_dir() -> Path:
     default = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "gpumatrix"
     return Path(os.environ.get("GPUMATRIX_STATE_DIR") or default)
@@ -76,11 +79,14 @@ def start_private_engine(timeout_s: float = 90) -> bool:
                                 "install Debian's docker.io ('apt-get install docker.io') or start your engine")
     folder = engine_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    log = open(folder / "dockerd.log", "ab")
+    # A pid file whose process is gone (the engine was killed) would make dockerd refuse to start.
+    (folder / "dockerd.pid").unlink(missing_ok=True)
     argv = [dockerd, "--host", private_host(), "--data-root", str(folder / "data"), "--exec-root",
             str(folder / "exec"), "--pidfile", str(folder / "dockerd.pid"), "--bridge=none", "--iptables=false",
             "--ip-masq=false", "--log-level=warn"]
-    proc = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    with open(folder / "dockerd.log", "ab") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    _daemons.append(proc)  # it outlives this call on purpose; keep the handle so it is not reaped as garbage
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:

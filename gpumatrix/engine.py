@@ -8,6 +8,7 @@ builder works (Debian's docker.io 20.10 has no buildx).
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import tarfile
@@ -18,6 +19,7 @@ from typing import Callable, Mapping, Sequence
 import docker
 import docker.errors
 import requests.exceptions
+import urllib3.exceptions
 from docker.types import DeviceRequest, LogConfig
 
 from .errors import BuildError, EngineUnavailable, GpumatrixError
@@ -32,6 +34,23 @@ class EngineOperationError(GpumatrixError):
     def __init__(self, reason: str):
         self.reason = reason
         super().__init__(reason)
+
+
+class EngineConnectionLost(EngineOperationError):
+    """The engine stopped answering mid-operation (restarted, crashed, socket gone)."""
+
+
+def _engine_op(what: str) -> Callable:
+    """Turn a lost connection during ``what`` into :class:`EngineConnectionLost`, so a cell fails, not the run."""
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except requests.exceptions.ConnectionError as err:
+                raise EngineConnectionLost(f"lost the connection to the Docker engine while {what}: {err}") from err
+        return inner
+    return wrap
 
 
 @dataclass(frozen=True)
@@ -87,6 +106,9 @@ class ContainerSpec:
     labels: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 1800.0
     output_cap: int = 16 * 1024 * 1024
+    # An init process (docker's tini) as PID 1: reaps DataLoader workers' zombies, and lets a crash
+    # (SIGSEGV, SIGABRT) kill the suite instead of being ignored as signals to PID 1 are.
+    init: bool = True
 
 
 @dataclass(frozen=True)
@@ -141,6 +163,19 @@ class Engine:
     def close(self) -> None:
         self.client.close()
 
+    def wait_reachable(self, timeout_s: float = 60.0) -> bool:
+        """Ping until the engine answers again (after a restart) or ``timeout_s`` passes."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if self.api.ping():
+                    return True
+            except (docker.errors.DockerException, requests.exceptions.RequestException):
+                pass
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.5)
+
     def version(self) -> dict:
         return self.api.version()
 
@@ -148,6 +183,7 @@ class Engine:
         return self.api.info()
 
     # -- images -------------------------------------------------------------
+    @_engine_op("inspecting an image")
     def image_info(self, ref: str) -> ImageInfo | None:
         try:
             data = self.api.inspect_image(ref)
@@ -207,6 +243,10 @@ class Engine:
                     raise BuildError(str(chunk["error"]).strip(), "\n".join(tail))
                 if "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
                     image_id = chunk["aux"]["ID"]
+        except requests.exceptions.ConnectionError as err:
+            emit(f"ERROR: lost the connection to the Docker engine: {err}")
+            raise BuildError(f"lost the connection to the Docker engine during the build: {err}",
+                             "\n".join(tail)) from err
         except (docker.errors.APIError, requests.exceptions.RequestException) as err:
             emit(f"ERROR: {_reason(err)}")
             raise BuildError(f"the engine failed the build: {_reason(err)}", "\n".join(tail)) from err
@@ -226,12 +266,14 @@ class Engine:
             raise EngineOperationError(f"importing {tar_path}: no image afterwards")
         return info
 
+    @_engine_op("removing an image")
     def remove_image(self, ref: str, force: bool = True) -> None:
         try:
             self.api.remove_image(ref, force=force)
         except docker.errors.NotFound:
             pass
 
+    @_engine_op("listing images")
     def images_with_label(self, label: str = MANAGED_LABEL) -> list[ImageInfo]:
         out = []
         for img in self.api.images(filters={"label": label}):
@@ -241,9 +283,11 @@ class Engine:
         return out
 
     # -- containers ---------------------------------------------------------
+    @_engine_op("listing containers")
     def containers_with_label(self, label: str = MANAGED_LABEL) -> list[dict]:
         return self.api.containers(all=True, filters={"label": label})
 
+    @_engine_op("removing a container")
     def remove_container(self, container_id: str) -> None:
         try:
             self.api.remove_container(container_id, force=True, v=True)
@@ -253,6 +297,7 @@ class Engine:
             if err.status_code != 409:  # removal already in progress
                 raise
 
+    @_engine_op("creating a container")
     def create_container(self, spec: ContainerSpec) -> str:
         """Create (not start) a container; return its id. Used by :meth:`run` and by tests that inspect HostConfig."""
         host_config = self.api.create_host_config(
@@ -273,6 +318,7 @@ class Engine:
             pids_limit=spec.pids_limit,
             mem_limit=spec.mem_limit,
             log_config=LogConfig(type="json-file", config={"max-size": "16m", "max-file": "2"}),
+            init=spec.init,
         )
         try:
             created = self.api.create_container(
@@ -284,9 +330,11 @@ class Engine:
             raise EngineOperationError(f"creating the container: {_reason(err)}") from err
         return created["Id"]
 
+    @_engine_op("inspecting a container")
     def inspect_container(self, container_id: str) -> dict:
         return self.api.inspect_container(container_id)
 
+    @_engine_op("running a container")
     def run(self, spec: ContainerSpec) -> ContainerOutcome:
         """Run a container to completion (or its timeout), collect bounded output, and always remove it."""
         container_id = self.create_container(spec)
@@ -300,7 +348,11 @@ class Engine:
             try:
                 status = self.api.wait(container_id, timeout=spec.timeout_s)
                 exit_code = status.get("StatusCode")
-            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as err:
+                # docker-py reports its own read timeout as a ConnectionError wrapping urllib3's
+                # ReadTimeoutError; anything else is the engine going away.
+                if not _is_read_timeout(err):
+                    raise
                 timed_out = True
                 try:
                     self.api.kill(container_id)
@@ -318,13 +370,99 @@ class Engine:
             self.remove_container(container_id)
 
     def _logs(self, container_id: str, stdout: bool, cap: int) -> bytes:
-        buf = bytearray()
-        for chunk in self.api.logs(container_id, stdout=stdout, stderr=not stdout, stream=True, follow=False):
-            buf += chunk
-            if len(buf) >= cap:
-                del buf[cap:]
-                break
-        return bytes(buf)
+        """At most ``cap`` bytes of a container's stdout or stderr (its output is untrusted and may be huge).
+
+        The json-file log driver is capped at 2 × 16 MB per container (see :meth:`create_container`), so
+        reading it whole is bounded; streaming would leave docker-py's socket open when cut short.
+        """
+        data = self.api.logs(container_id, stdout=stdout, stderr=not stdout, stream=False, follow=False)
+        return bytes(data[:cap])
+
+    # -- registries (fleet: build once, push, pull by digest elsewhere) -----
+    # Credentials are the engine user's own, as with the docker CLI: docker-py reads
+    # ~/.docker/config.json (or $DOCKER_CONFIG), credential helpers included, so 'docker login'
+    # is all a registry needs. The config is re-read per call so a login made after connecting counts.
+    def _auth(self, auth_config: Mapping[str, str] | None) -> dict | None:
+        if auth_config is not None:
+            return dict(auth_config)
+        try:
+            self.api.reload_config()
+        except (OSError, ValueError, docker.errors.DockerException):
+            pass  # an unreadable config means anonymous access, as with the CLI
+        return None
+
+    @_engine_op("tagging an image")
+    def tag(self, image: str, ref: str) -> None:
+        """Give ``image`` (an id or reference) the reference ``ref`` (``repo:tag``)."""
+        if "@" in ref:
+            raise EngineOperationError(f"tagging {image} as {ref}: a tag cannot be a digest")
+        repo, tag = _split_ref(ref)
+        try:
+            self.api.tag(image, repo, tag=tag, force=True)
+        except docker.errors.APIError as err:
+            raise EngineOperationError(f"tagging {image} as {ref}: {_reason(err)}") from err
+
+    def push(self, ref: str, auth_config: Mapping[str, str] | None = None,
+             log: Callable[[str], None] | None = None) -> str:
+        """Push ``repo:tag``; return the manifest digest (``sha256:…``) the registry stored.
+
+        The digest comes from the push stream's final ``aux`` record; a registry error (denied,
+        unauthorized, unreachable) raises :class:`EngineOperationError` with the registry's words.
+        """
+        repo, tag = _split_ref(ref)
+        digest = None
+        try:
+            stream = self.api.push(repo, tag=tag, stream=True, decode=True, auth_config=self._auth(auth_config))
+            for chunk in stream:
+                if "error" in chunk or "errorDetail" in chunk:
+                    message = (chunk.get("errorDetail") or {}).get("message") or chunk.get("error")
+                    raise EngineOperationError(f"pushing {ref}: {str(message).strip()}")
+                aux = chunk.get("aux")
+                if isinstance(aux, dict) and aux.get("Digest"):
+                    digest = str(aux["Digest"])
+                if log and chunk.get("status"):
+                    log(" ".join(str(chunk[k]) for k in ("id", "status") if chunk.get(k)))
+        except (docker.errors.APIError, requests.exceptions.RequestException) as err:
+            raise EngineOperationError(f"pushing {ref}: {_reason(err)}") from err
+        if not digest:
+            raise EngineOperationError(f"pushing {ref}: the engine reported no digest for the pushed manifest")
+        return digest
+
+    def registry_digest(self, ref: str, auth_config: Mapping[str, str] | None = None) -> str:
+        """The manifest digest a registry holds for ``repo:tag``, asked through the engine (no pull)."""
+        try:
+            data = self.api.inspect_distribution(ref, auth_config=self._auth(auth_config))
+        except (docker.errors.APIError, requests.exceptions.RequestException) as err:
+            raise EngineOperationError(f"looking up {ref} in its registry: {_reason(err)}") from err
+        digest = (data.get("Descriptor") or {}).get("digest")
+        if not digest:
+            raise EngineOperationError(f"looking up {ref} in its registry: no digest in the answer")
+        return str(digest)
+
+    def pull_by_digest(self, ref: str, auth_config: Mapping[str, str] | None = None) -> ImageInfo:
+        """Pull ``repo@sha256:…`` and check the engine now has exactly that manifest."""
+        if "@" not in ref or not ref.split("@", 1)[1].startswith("sha256:"):
+            raise EngineOperationError(f"pulling {ref}: not a digest reference (want repo@sha256:…)")
+        repo, digest = _split_ref(ref)
+        try:
+            for chunk in self.api.pull(repo, tag=digest, stream=True, decode=True,
+                                       auth_config=self._auth(auth_config)):
+                if "error" in chunk or "errorDetail" in chunk:
+                    message = (chunk.get("errorDetail") or {}).get("message") or chunk.get("error")
+                    raise EngineOperationError(f"pulling {ref}: {str(message).strip()}")
+        except (docker.errors.APIError, requests.exceptions.RequestException) as err:
+            raise EngineOperationError(f"pulling {ref}: {_reason(err)}") from err
+        info = self.image_info(ref)
+        if info is None or ref not in info.repo_digests:
+            raise EngineOperationError(f"pulling {ref}: the engine has no image with that digest afterwards")
+        return info
+
+
+def _is_read_timeout(err: Exception) -> bool:
+    if isinstance(err, requests.exceptions.ReadTimeout):
+        return True
+    inner = err.args[0] if err.args else None
+    return isinstance(inner, urllib3.exceptions.ReadTimeoutError) or "Read timed out" in str(err)
 
 
 def _split_ref(ref: str) -> tuple[str, str | None]:

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
+import socket
+import threading
 import time
+import traceback
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,12 +23,12 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from . import __version__
 from .config import Cell, Matrix
 from .diagnose import diagnose
-from .engine import Engine
+from .engine import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
 from .errors import BuildError, ResultsLocked
 from .host import HostInfo, discover_host
 from .images import BuildRecipe, build_image, ensure_base, render_build_context
 from .results import CellResult, ResultsDir
-from .run import probe_container_spec, run_probes, write_peaks_file
+from .run import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
 from .sources import PackageServer, host_pip_settings
 
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "cpu": "CPU"}
@@ -51,6 +55,36 @@ def plan_cells(cells: Sequence[Cell], host: HostInfo, force: bool = False) -> li
         else:
             planned.append(PlannedCell(cell, "run"))
     return planned
+
+
+ENGINE_RECONNECT_S = 60.0
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM (a CI cancel) like Ctrl-C, so containers are removed and the summary says what was cut."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):  # noqa: ARG001 - signal API
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _pid_alive(pid: str | None) -> bool:
+    try:
+        os.kill(int(pid or ""), 0)
+        return True
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
 
 
 @contextmanager
@@ -157,14 +191,36 @@ class Runner:
 
     # -- the whole run ------------------------------------------------------
     def run(self, cells: Sequence[Cell], *, build: bool = True, probe: bool = True, force: bool = False,
-            rebuild: bool = False, quick: bool = False, perf: bool | None = None) -> dict:
-        """Run ``cells``; return the run summary (also written to ``summary.json``)."""
-        started = time.time()
-        planned = plan_cells(cells, self.host, force=force or not probe)
-        statuses: dict[str, str] = {}
-        interrupted = False
-        with results_lock(self.results), ExitStack() as stack:
+            rebuild: bool = False, quick: bool = False, perf: bool | None = None, resume: bool = False) -> dict:
+        """Run ``cells``; return the run summary (also kept up to date in ``summary.json``).
+
+        The summary is written before the first cell and after every cell, so a run killed even
+        by SIGKILL leaves a record of what it finished; ``resume`` continues such a run.
+        """
+        with results_lock(self.results), _terminate_as_interrupt(), ExitStack() as stack:
+            previous = self.results.read_summary() if resume else None
+            done: dict[str, str] = {}
+            if resume:
+                if not previous or previous.get("state") == "complete":
+                    self.echo(f"nothing to resume in {self.results.path}: its last run completed")
+                    return previous or {}
+                done = {k: v for k, v in (previous.get("cells") or {}).items()
+                        if self.results.cell_path(k).is_file()}
+                self.echo(f"resuming: {len(done)} cells already done, "
+                          f"{len([c for c in cells if c.id not in done])} to go")
+            self.sweep_stale_containers()
+            planned = [p for p in plan_cells(cells, self.host, force=force or not probe) if p.cell.id not in done]
+            summary = {
+                "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
+                "run_id": (previous or {}).get("run_id") if resume else SESSION_ID,
+                "host": self.host.fingerprint(),
+                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "state": "running", "cells": dict(done), "not_done": [p.cell.id for p in planned],
+            }
+            started = time.monotonic()
+            self.results.write_summary(summary)
             server = None
+            engine_ok = True
             try:
                 for i, item in enumerate(planned, 1):
                     cell = item.cell
@@ -174,26 +230,60 @@ class Runner:
                         result = _base_result(cell, status, item.reason, self.host)
                         self.echo(f"  {status.replace('_', ' ')}: {item.reason}")
                     else:
-                        if server is None and build:
-                            server = stack.enter_context(PackageServer())
-                        result = self._run_cell(cell, server, build=build, probe=probe, rebuild=rebuild,
-                                                quick=quick, perf=perf)
+                        if not engine_ok and not self.engine.wait_reachable(ENGINE_RECONNECT_S):
+                            result = _base_result(cell, "error", "the Docker engine stopped answering during "
+                                                  "this run and did not come back", self.host)
+                        else:
+                            if server is None and build:
+                                server = stack.enter_context(PackageServer())
+                            result = self._run_cell_guarded(cell, server, build=build, probe=probe,
+                                                            rebuild=rebuild, quick=quick, perf=perf)
+                        # After a failure, check the engine is still there (a restart mid-run fails only
+                        # the cells it hit; the next cell waits for the engine to come back).
+                        engine_ok = result.status in ("pass", "fail") or self.engine.wait_reachable(0)
                     self.results.write_cell(result)
-                    statuses[cell.id] = result.status
+                    summary["cells"][cell.id] = result.status
+                    summary["not_done"].remove(cell.id)
+                    self.results.write_summary(summary)
+                summary["state"] = "complete"
             except KeyboardInterrupt:
-                interrupted = True
+                summary["state"] = "interrupted"
+                self.echo(f"interrupted: {len(summary['not_done'])} cells not done; "
+                          f"'invoke matrix --resume' continues with them")
                 raise
             finally:
-                summary = {
-                    "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
-                    "host": self.host.fingerprint(),
-                    "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
-                    "duration_s": round(time.time() - started, 3), "cells": statuses,
-                    "not_done": [p.cell.id for p in planned if p.cell.id not in statuses],
-                    "interrupted": interrupted,
-                }
+                summary["duration_s"] = round(time.monotonic() - started, 3)
                 self.results.write_summary(summary)
         return summary
+
+    def sweep_stale_containers(self) -> list[str]:
+        """Remove probe containers left by gpumatrix runs on this host that are no longer alive."""
+        removed = []
+        for c in self.engine.containers_with_label(MANAGED_LABEL):
+            labels = c.get("Labels") or {}
+            if labels.get(f"{LABEL_NS}.role") != "probe" or labels.get(f"{LABEL_NS}.hostname") != socket.gethostname():
+                continue
+            if labels.get(f"{LABEL_NS}.session") == SESSION_ID or _pid_alive(labels.get(f"{LABEL_NS}.pid")):
+                continue
+            self.engine.remove_container(c["Id"])
+            removed.append(c["Id"])
+        if removed:
+            self.echo(f"removed {len(removed)} stale probe containers left by earlier runs")
+        return removed
+
+    def _run_cell_guarded(self, cell: Cell, server: PackageServer | None, **kwargs: Any) -> CellResult:
+        """A cell's failure is its result: engine trouble or a bug here must not end the run."""
+        try:
+            return self._run_cell(cell, server, **kwargs)
+        except EngineOperationError as err:
+            self.echo(f"  error: {err.reason}")
+            return _base_result(cell, "error", err.reason, self.host)
+        except Exception as err:  # noqa: BLE001 - recorded with its traceback, never silently dropped
+            detail = "".join(traceback.format_exception(err))[-4000:]
+            self.echo(f"  error: internal error: {err!r}")
+            result = _base_result(cell, "error", f"internal error in gpumatrix: {err!r}", self.host)
+            result.diagnosis = {"cause": "unknown", "remedy": "report this as a gpumatrix bug", "evidence": detail}
+            return result
 
     def _run_cell(self, cell: Cell, server: PackageServer | None, *, build: bool, probe: bool, rebuild: bool,
                   quick: bool, perf: bool | None) -> CellResult:

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from .config import Cell, RunOptions
-from .engine import LABEL_NS, MANAGED_LABEL, ContainerSpec, DeviceRequestSpec, Engine, EngineOperationError, Mount
+from .engine import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, EngineOperationError, Mount
 from . import releases
 from .fsutil import write_json_atomic
-from .host import HostInfo, device_gid
+from .host import HostInfo
+from .passthrough import Passthrough, passthrough_options_for  # noqa: F401  (Passthrough re-exported)
 
 PROBES_PARENT = "/opt/gpumatrix"
 PROBE_SCHEMA_VERSION = 1
@@ -56,36 +58,6 @@ def probes_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class Passthrough:
-    """What a container needs to see a vendor's GPUs."""
-
-    devices: tuple[str, ...] = ()
-    device_requests: tuple[DeviceRequestSpec, ...] = ()
-    group_add: tuple[str, ...] = ()
-    environment: Mapping[str, str] = field(default_factory=dict)
-    runtime: str | None = None
-
-
-def passthrough_options_for(vendor: str, host: HostInfo) -> Passthrough:
-    """Devices, device requests, groups and environment for ``vendor`` on ``host``.
-
-    NVIDIA: a GPU device request (``--gpus all``), which the NVIDIA Container Toolkit fulfils.
-    AMD: ``/dev/kfd`` and the render nodes, plus the host's numeric GIDs that own them (group
-    names differ between host and image, so names would not work).
-    """
-    if vendor == "nvidia":
-        return Passthrough(device_requests=(DeviceRequestSpec(count=-1, capabilities=(("gpu",),)),),
-                           environment={"NVIDIA_DRIVER_CAPABILITIES": "compute,utility", "GPUMATRIX_EXPECT": "nvidia"})
-    if vendor == "amd":
-        nodes = ["/dev/kfd"] + list(host.render_nodes)
-        gids = {str(gid) for gid in host.group_ids.values()}
-        gids |= {str(g) for g in (device_gid(n) for n in nodes) if g is not None}
-        return Passthrough(devices=tuple(f"{n}:{n}:rwm" for n in nodes), group_add=tuple(sorted(gids)),
-                           environment={"GPUMATRIX_EXPECT": "amd"})
-    return Passthrough()
-
-
-@dataclass(frozen=True)
 class ProbeRun:
     """The outcome of running the suite in one container."""
 
@@ -102,7 +74,7 @@ def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOpt
                          quick: bool = False, perf: bool | None = None,
                          peaks_file: Path | None = None) -> ContainerSpec:
     """The container that runs the probes for ``cell`` (``peaks_file``: see :func:`write_peaks_file`)."""
-    passthrough = passthrough_options_for(cell.vendor, host)
+    passthrough = passthrough_options_for(cell.vendor, host, run=options, base=cell.base)
     command = ["python3", "-m", "probes", "--json"]
     if quick:
         command.append("--quick")
@@ -122,7 +94,8 @@ def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOpt
         tmpfs={"/tmp": "rw,nosuid,nodev,size=4g"}, user="65534:65534", working_dir=PROBES_PARENT,
         pids_limit=options.pids_limit, mem_limit=options.mem_limit,
         labels={MANAGED_LABEL: "true", f"{LABEL_NS}.cell": cell.id, f"{LABEL_NS}.session": SESSION_ID,
-                f"{LABEL_NS}.role": "probe"},
+                f"{LABEL_NS}.role": "probe", f"{LABEL_NS}.hostname": socket.gethostname(),
+                f"{LABEL_NS}.pid": str(os.getpid())},
         timeout_s=float(options.timeout_s), output_cap=MAX_PROBE_OUTPUT,
     )
 
@@ -134,23 +107,49 @@ def parse_probe_output(stdout: bytes) -> Mapping[str, Any]:
         raise ValueError("the probe suite printed nothing")
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         # Tolerate stray lines before the document (a library printing to stdout at import).
         start = text.rfind("\n{")
         try:
             doc = json.loads(text[start + 1:]) if start >= 0 else None
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             doc = None
         if doc is None:
             raise ValueError("probe output unreadable: not a JSON document") from None
     if not isinstance(doc, dict):
         raise ValueError("probe output unreadable: not a JSON object")
     if doc.get("schema_version") != PROBE_SCHEMA_VERSION:
-        raise ValueError(f"probe output has schema_version {doc.get('schema_version')!r}, "
+        raise ValueError(f"probe output has schema_version {str(doc.get('schema_version'))[:40]!r}, "
                          f"expected {PROBE_SCHEMA_VERSION}")
-    if not isinstance(doc.get("probes"), list) or not isinstance(doc.get("verdict"), dict):
-        raise ValueError("probe output unreadable: missing 'probes' or 'verdict'")
+    problem = _shape_problem(doc)
+    if problem:
+        raise ValueError(f"probe output unreadable: {problem}")
     return doc
+
+
+PROBE_STATUSES = frozenset({"pass", "fail", "skip", "error", "timeout", "crash"})
+
+
+def _shape_problem(doc: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of a probe document, or None. The container's output is untrusted."""
+    probes, verdict = doc.get("probes"), doc.get("verdict")
+    if not isinstance(probes, list) or not isinstance(verdict, dict):
+        return "missing 'probes' or 'verdict'"
+    if verdict.get("status") not in ("pass", "fail"):
+        return f"verdict status {str(verdict.get('status'))[:40]!r} is not pass or fail"
+    if not isinstance(doc.get("facts", {}), dict):
+        return "'facts' is not an object"
+    for i, probe in enumerate(probes):
+        if not isinstance(probe, dict) or not isinstance(probe.get("id"), str):
+            return f"probe {i} has no id"
+        if probe.get("status") not in PROBE_STATUSES:
+            return f"probe {probe['id'][:80]!r} has status {str(probe.get('status'))[:40]!r}"
+        layer = probe.get("layer")
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= 6:
+            return f"probe {probe['id'][:80]!r} has layer {str(layer)[:20]!r}"
+        if not isinstance(probe.get("details", {}), dict):
+            return f"probe {probe['id'][:80]!r} has details that are not an object"
+    return None
 
 
 def _tail(data: bytes, lines: int = 20) -> str:

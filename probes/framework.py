@@ -186,13 +186,23 @@ def sdpa(ctx: ProbeContext) -> Outcome:
 
 
 def _sdpa_backend_contexts(torch: Any) -> Dict[str, Any]:
-    """Backend name -> a callable returning a context manager that forces that backend."""
-    attention_mod = getattr(getattr(torch.nn, "attention", None), "sdpa_kernel", None)
-    if attention_mod is not None:
-        backend_enum = torch.nn.attention.SDPBackend
+    """Backend name -> a callable returning a context manager that forces that backend.
+
+    torch >= 2.3: ``torch.nn.attention.sdpa_kernel([SDPBackend.X])`` (CUDNN_ATTENTION from
+    2.4; the submodule is imported explicitly, as older releases do not import it with
+    torch.nn). torch 2.0-2.2: ``torch.backends.cuda.sdp_kernel(enable_*=...)``, deprecated
+    since 2.3, which has no cuDNN switch.
+    """
+    try:
+        attention_module = importlib.import_module("torch.nn.attention")
+    except ImportError:
+        attention_module = None
+    sdpa_kernel = getattr(attention_module, "sdpa_kernel", None)
+    backend_enum = getattr(attention_module, "SDPBackend", None)
+    if sdpa_kernel is not None and backend_enum is not None:
         names = {"flash": "FLASH_ATTENTION", "mem_efficient": "EFFICIENT_ATTENTION", "math": "MATH",
                  "cudnn": "CUDNN_ATTENTION"}
-        return {name: (lambda member=getattr(backend_enum, attr): torch.nn.attention.sdpa_kernel([member]))
+        return {name: (lambda member=getattr(backend_enum, attr): sdpa_kernel([member]))
                 for name, attr in names.items() if hasattr(backend_enum, attr)}
     legacy = getattr(torch.backends.cuda, "sdp_kernel", None)
     if legacy is None:
@@ -248,6 +258,33 @@ def cxx_compiler() -> Optional[str]:
     return None
 
 
+def c_compiler() -> Optional[str]:
+    """The C compiler Triton would use to build its launcher (``$CC``, then cc, gcc, clang)."""
+    for name in [os.environ.get("CC", "")] + ["cc", "gcc", "clang"]:
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+# Triton builds a small C launcher with the system C compiler the first time it runs a
+# kernel (triton/runtime/build.py); runtime images usually have none.
+_NO_C_COMPILER = ("Failed to find C compiler", "Please specify via CC", "C compiler")
+_UNSUPPORTED_PYTHON = ("not supported on Python",)
+
+
+def compile_failure(err: BaseException, on_gpu: bool, details: Dict[str, Any]) -> Outcome:
+    """What a torch.compile exception means: a gap of the image or release (skip) or a failure."""
+    text = str(err).strip()
+    first = text.splitlines()[0][:300] if text else ""
+    if any(marker in text for marker in _UNSUPPORTED_PYTHON):
+        # e.g. torch 2.1 on Python 3.12: a gap of the release, not a defect of the image.
+        return skipped("torch.compile is not supported here: %s" % first, error=text[-2000:], **details)
+    if on_gpu and details.get("cc") is None and any(marker in text for marker in _NO_C_COMPILER):
+        return skipped("no C compiler: Triton needs one (gcc, or $CC) to build its kernel launcher, and this "
+                       "image has none", error=text[-2000:], **details)
+    return failed("torch.compile failed: %s: %s" % (type(err).__name__, first), error=text[-2000:], **details)
+
+
 def compile_probe(ctx: ProbeContext) -> Outcome:
     torch = ctx.torch
     if not hasattr(torch, "compile"):
@@ -259,6 +296,7 @@ def compile_probe(ctx: ProbeContext) -> Outcome:
         import triton
 
         details["triton"] = getattr(triton, "__version__", None)
+        details["cc"] = c_compiler()
     else:
         details["cxx"] = cxx_compiler()
         if details["cxx"] is None:
@@ -269,14 +307,12 @@ def compile_probe(ctx: ProbeContext) -> Outcome:
         return torch.sin(x) * 2 + torch.cos(x).pow(2)
 
     x = torch.randn(4096, generator=torch.Generator().manual_seed(81)).to(ctx.device)
-    compiled = torch.compile(fn, backend="inductor", dynamic=False)
     try:
+        compiled = torch.compile(fn, backend="inductor", dynamic=False)
         out = compiled(x)
         ctx.synchronize()
     except Exception as err:
-        text = str(err).strip()
-        return failed("torch.compile failed: %s: %s" % (type(err).__name__, text.splitlines()[0][:300] if text else ""),
-                      error=text[-2000:], **details)
+        return compile_failure(err, ctx.on_gpu, details)
     check = compare(out, fn(x), "float32", factor=10.0)
     details["check"] = check
     if not check["ok"]:

@@ -3,6 +3,12 @@
 No torch and no GPU libraries: only the filesystem. Without GPU device nodes these
 probes skip, unless ``GPUMATRIX_EXPECT`` names the vendor, in which case absence fails.
 The filesystem roots are parameters so the checks can be tested on a fake tree.
+
+A node that exists and opens is not yet the driver's node: a placeholder made with
+``mknod`` (or ``/dev/null`` bind-mounted as ``/dev/kfd``) opens fine. So each node's
+type and major number are checked against the majors the kernel has registered in
+``/proc/devices`` (which containers share with the host): ``kfd`` for ``/dev/kfd``,
+``drm`` for render nodes, ``nvidia*`` for NVIDIA nodes.
 """
 
 import errno
@@ -68,13 +74,81 @@ def try_open(path: str) -> Dict[str, Any]:
     return {"path": path, "openable": True}
 
 
+def char_majors(proc_root: str = "/proc") -> Optional[Dict[int, str]]:
+    """Character-device majors the kernel has registered (``/proc/devices``): {major: driver}.
+
+    None when the file cannot be read or lists nothing (then nodes are not judged by major).
+    """
+    try:
+        with open(os.path.join(proc_root, "devices")) as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    majors = {}  # type: Dict[int, str]
+    for line in text.split("Block devices:")[0].splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2 and parts[0].isdigit():
+            majors[int(parts[0])] = parts[1].strip()
+    return majors or None
+
+
+def _node_type(mode: int) -> str:
+    for test, name in ((stat.S_ISCHR, "char"), (stat.S_ISBLK, "block"), (stat.S_ISDIR, "directory"),
+                       (stat.S_ISREG, "regular file"), (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "other"
+
+
+def node_identity(path: str, majors: Optional[Dict[int, str]]) -> Dict[str, Any]:
+    """What ``path`` is: its type, and for a character device its major:minor and the
+    driver that registered that major (None when no driver has, or when unknown)."""
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        return {"path": path, "type": None, "error": err.strerror}
+    identity = {"path": path, "type": _node_type(info.st_mode)}  # type: Dict[str, Any]
+    if identity["type"] == "char":
+        major, minor = os.major(info.st_rdev), os.minor(info.st_rdev)
+        identity.update(major=major, minor=minor, driver=majors.get(major) if majors else None)
+    return identity
+
+
+def identity_problem(identity: Dict[str, Any], wanted: str, majors: Optional[Dict[int, str]],
+                     prefix: bool = False, openable: bool = False) -> Optional[str]:
+    """Why the node is not the ``wanted`` driver's device (None when it is, or when
+    ``/proc/devices`` cannot tell). ``prefix``: the driver name only has to start with ``wanted``.
+
+    A major that no driver registered is only held against a node that also fails to open:
+    sandboxes that emulate a device (gVisor's nvproxy) may not list it in ``/proc/devices``.
+    """
+    path, kind = identity["path"], identity.get("type")
+    if kind is None:
+        return None  # vanished between listing and stat; the open check reports it
+    if kind != "char":
+        return "%s is a %s, not a character device" % (path, kind)
+    if not majors:
+        return None
+    driver = identity.get("driver")
+    numbers = "char %d:%d" % (identity["major"], identity["minor"])
+    if driver is None:
+        if openable:
+            return None
+        return "%s is %s, a major no kernel driver has registered (/proc/devices): a stale or placeholder node" % (
+            path, numbers)
+    if driver == wanted or (prefix and driver.startswith(wanted)):
+        return None
+    return "%s is %s, which the kernel registered as '%s', not '%s': a placeholder, not the driver's node" % (
+        path, numbers, driver, wanted)
+
+
 def _missing_outcome(vendor: str, expect: Optional[str], what: str) -> Outcome:
     if expect == vendor:
         return failed("GPUMATRIX_EXPECT=%s but %s" % (vendor, what))
     return skipped("no %s GPU: %s" % ("NVIDIA" if vendor == "nvidia" else "AMD", what))
 
 
-def check_nvidia_nodes(dev_root: str = "/dev", expect: Optional[str] = None) -> Outcome:
+def check_nvidia_nodes(dev_root: str = "/dev", expect: Optional[str] = None, proc_root: str = "/proc") -> Outcome:
     nodes = nvidia_nodes(dev_root)
     if not nodes["control"] and not nodes["gpus"]:
         return _missing_outcome("nvidia", expect, "no /dev/nvidiactl or /dev/nvidia<N>")
@@ -85,15 +159,21 @@ def check_nvidia_nodes(dev_root: str = "/dev", expect: Optional[str] = None) -> 
         problems.append("no /dev/nvidia<N> node")
     if not nodes["uvm"]:
         problems.append("/dev/nvidia-uvm missing (CUDA needs it; load nvidia-uvm on the host)")
-    opened = [try_open(p) for p in [nodes["control"], nodes["uvm"]] + nodes["gpus"] if p]
+    paths = [p for p in [nodes["control"], nodes["uvm"]] + nodes["gpus"] if p]
+    majors = char_majors(proc_root)
+    identities = [node_identity(p, majors) for p in paths]
+    opened = [try_open(p) for p in paths]
+    problems.extend(filter(None, (identity_problem(i, "nvidia", majors, prefix=True, openable=o["openable"])
+                                  for i, o in zip(identities, opened))))
     problems.extend("%s not openable (%s)" % (o["path"], o["error"]) for o in opened if not o["openable"])
-    details = {"nodes": nodes, "open": opened}
+    details = {"nodes": nodes, "identity": identities, "open": opened}
     if problems:
         return failed("; ".join(problems), **details)
     return passed("%d GPU node(s), nvidiactl and nvidia-uvm openable" % len(nodes["gpus"]), **details)
 
 
-def check_amd_nodes(dev_root: str = "/dev", sys_root: str = "/sys", expect: Optional[str] = None) -> Outcome:
+def check_amd_nodes(dev_root: str = "/dev", sys_root: str = "/sys", expect: Optional[str] = None,
+                    proc_root: str = "/proc") -> Outcome:
     nodes = amd_nodes(dev_root, sys_root)
     if not nodes["kfd"] and not (expect == "amd" and nodes["renders"]):
         return _missing_outcome("amd", expect, "no /dev/kfd")
@@ -102,9 +182,14 @@ def check_amd_nodes(dev_root: str = "/dev", sys_root: str = "/sys", expect: Opti
         problems.append("/dev/kfd missing")
     if not nodes["renders"]:
         problems.append("no AMD /dev/dri/renderD<N> node")
-    opened = [try_open(p) for p in ([nodes["kfd"]] if nodes["kfd"] else []) + nodes["renders"]]
+    paths = ([nodes["kfd"]] if nodes["kfd"] else []) + nodes["renders"]
+    majors = char_majors(proc_root)
+    identities = [node_identity(p, majors) for p in paths]
+    opened = [try_open(p) for p in paths]
+    problems.extend(filter(None, (identity_problem(i, "kfd" if i["path"] == nodes["kfd"] else "drm", majors,
+                                                   openable=o["openable"]) for i, o in zip(identities, opened))))
     problems.extend("%s not openable (%s)" % (o["path"], o["error"]) for o in opened if not o["openable"])
-    details = {"nodes": nodes, "open": opened}
+    details = {"nodes": nodes, "identity": identities, "open": opened}
     if problems:
         return failed("; ".join(problems), **details)
     return passed("/dev/kfd and %d render node(s) openable" % len(nodes["renders"]), **details)

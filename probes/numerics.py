@@ -10,7 +10,13 @@ import math
 from typing import Any, Dict
 
 # Unit roundoff: float32 6e-8, tf32 and float16 4.9e-4, bfloat16 3.9e-3. The bounds
-# leave room for accumulation over a few hundred terms and for output rounding.
+# leave room for accumulation over a few hundred terms and for output rounding. TF32 is
+# the exception to "same rounded inputs": the GEMM rounds its float32 inputs to 10 bits of
+# mantissa inside, so that rounding counts too. Simulated on the CPU for the 256x512x192
+# matmul probe (rounding modelled exactly, accumulation in float64): TF32 input rounding
+# 2.9e-4; fp16 output rounding 2.1e-4, with a 4-way split-K reduced in fp16 (cuBLAS's
+# allow_fp16_reduced_precision_reduction) 3.9e-4; bf16 output rounding 1.6e-3, split-K in
+# bf16 3.1e-3. The bounds are about 10x those, and a wrong kernel is off by O(1).
 TOLERANCES = {
     "float64": 1e-10,
     "float32": 1e-5,

@@ -54,14 +54,31 @@ CU_RESULT_HINTS = {
     999: "unknown error: often a missing /dev/nvidia-uvm or a GPU that needs a reset",
 }
 
-# hsa_status_t values (hsa.h) used when hsa_status_string is not usable.
+# hsa_status_t values (hsa.h, "hsa_status_t" enum) used when hsa_status_string is not usable.
 HSA_STATUS_NAMES = {
     0x0: "HSA_STATUS_SUCCESS",
     0x1: "HSA_STATUS_INFO_BREAK",
     0x1000: "HSA_STATUS_ERROR",
     0x1001: "HSA_STATUS_ERROR_INVALID_ARGUMENT",
+    0x1002: "HSA_STATUS_ERROR_INVALID_QUEUE_CREATION",
+    0x1003: "HSA_STATUS_ERROR_INVALID_ALLOCATION",
+    0x1004: "HSA_STATUS_ERROR_INVALID_AGENT",
+    0x1005: "HSA_STATUS_ERROR_INVALID_REGION",
+    0x1006: "HSA_STATUS_ERROR_INVALID_SIGNAL",
+    0x1007: "HSA_STATUS_ERROR_INVALID_QUEUE",
     0x1008: "HSA_STATUS_ERROR_OUT_OF_RESOURCES",
     0x100B: "HSA_STATUS_ERROR_NOT_INITIALIZED",
+    0x100C: "HSA_STATUS_ERROR_REFCOUNT_OVERFLOW",
+    0x1016: "HSA_STATUS_ERROR_EXCEPTION",
+    0x1025: "HSA_STATUS_ERROR_INVALID_RUNTIME_STATE",
+    0x1026: "HSA_STATUS_ERROR_FATAL",
+}
+# Observed with Debian's ROCr 5.2 (tests/probes/test_container_rocm.py): hsa_init returns
+# OUT_OF_RESOURCES whenever it cannot open the KFD: /dev/kfd missing, a /dev/kfd that is
+# really /dev/null, or one whose major no driver serves.
+HSA_INIT_HINTS = {
+    0x1008: "ROCr could not open the KFD: /dev/kfd is missing, not openable, or not the amdgpu driver's "
+            "node (see kernel_driver.amd_device_nodes)",
 }
 HSA_AGENT_INFO_NAME = 0
 HSA_AGENT_INFO_DEVICE = 17
@@ -194,13 +211,19 @@ def check_cuda_driver(expect: Optional[str]) -> Outcome:
 
 
 def _hsa_status_name(lib: Any, code: int) -> str:
+    """``NAME (0x1008): the library's own text``; ROCr's text already starts with the name."""
+    name = hsa_status_name(code)
     text = ctypes.c_char_p()
     try:
-        if lib.hsa_status_string(ctypes.c_int(code), ctypes.byref(text)) == 0 and text.value:
-            return "%s (%s)" % (hsa_status_name(code), text.value.decode("utf-8", "replace").strip())
+        lib.hsa_status_string.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        if lib.hsa_status_string(code, ctypes.byref(text)) == 0 and text.value:
+            said = text.value.decode("utf-8", "replace").strip()
+            if said.startswith(name):
+                said = said[len(name):].lstrip(" :")
+            return "%s (0x%x)%s" % (name, code, ": " + said if said else "")
     except AttributeError:
         pass
-    return hsa_status_name(code)
+    return "%s (0x%x)" % (name, code) if name in HSA_STATUS_NAMES.values() else name
 
 
 def check_hsa_runtime(expect: Optional[str]) -> Outcome:
@@ -212,6 +235,9 @@ def check_hsa_runtime(expect: Optional[str]) -> Outcome:
     if code != 0:
         message = "hsa_init failed: %s" % _hsa_status_name(lib, code)
         details["hsa_init"] = code
+        details["hsa_init_name"] = hsa_status_name(code)
+        if code in HSA_INIT_HINTS:
+            message += " -- " + HSA_INIT_HINTS[code]
         if expect != "amd" and not os.path.exists("/dev/kfd"):
             return skipped(message + " (no /dev/kfd)", **details)
         return failed(message, **details)

@@ -148,6 +148,8 @@ def test_cu_result_names():
     assert system_runtime.cu_result_name(34) == "CUDA_ERROR_STUB_LIBRARY"
     assert system_runtime.cu_result_name(12345) == "CUresult 12345"
     assert system_runtime.hsa_status_name(0x1008) == "HSA_STATUS_ERROR_OUT_OF_RESOURCES"
+    assert system_runtime.hsa_status_name(0x1026) == "HSA_STATUS_ERROR_FATAL"
+    assert system_runtime.hsa_status_name(0x1234) == "hsa_status_t 0x1234"
     assert system_runtime.format_cuda_version(12040) == "12.4"
     assert system_runtime.format_cuda_version(13000) == "13.0"
 
@@ -168,30 +170,94 @@ def _touch(path):
     path.chmod(0o666)
 
 
+def _char_node(path):
+    """A character device node without privileges: a symlink to /dev/null (char 1:3, opens read-write)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to("/dev/null")
+
+
+def _proc(tmp_path, devices=None):
+    """A fake /proc; with ``devices``, its /proc/devices lists those character majors."""
+    proc = tmp_path / "proc"
+    proc.mkdir(exist_ok=True)
+    if devices is not None:
+        lines = ["Character devices:"] + ["%3d %s" % item for item in sorted(devices.items())]
+        (proc / "devices").write_text("\n".join(lines + ["", "Block devices:", "  7 loop", "259 blkext", ""]))
+    return str(proc)
+
+
 def test_nvidia_nodes_on_fake_dev(tmp_path):
-    assert kernel_driver.check_nvidia_nodes(str(tmp_path)).status == SKIP
-    assert kernel_driver.check_nvidia_nodes(str(tmp_path), expect="nvidia").status == FAIL
+    dev, proc = tmp_path / "dev", _proc(tmp_path)
+    dev.mkdir()
+    assert kernel_driver.check_nvidia_nodes(str(dev), proc_root=proc).status == SKIP
+    assert kernel_driver.check_nvidia_nodes(str(dev), expect="nvidia", proc_root=proc).status == FAIL
     for name in ("nvidiactl", "nvidia0", "nvidia1"):
-        _touch(tmp_path / name)
-    outcome = kernel_driver.check_nvidia_nodes(str(tmp_path))
+        _char_node(dev / name)
+    outcome = kernel_driver.check_nvidia_nodes(str(dev), proc_root=proc)
     assert outcome.status == FAIL and "nvidia-uvm" in outcome.message
-    _touch(tmp_path / "nvidia-uvm")
-    outcome = kernel_driver.check_nvidia_nodes(str(tmp_path))
+    _char_node(dev / "nvidia-uvm")
+    outcome = kernel_driver.check_nvidia_nodes(str(dev), proc_root=proc)
     assert outcome.status == PASS, outcome
-    assert outcome.details["nodes"]["gpus"] == [str(tmp_path / "nvidia0"), str(tmp_path / "nvidia1")]
+    assert outcome.details["nodes"]["gpus"] == [str(dev / "nvidia0"), str(dev / "nvidia1")]
+    assert {i["major"] for i in outcome.details["identity"]} == {1}
+
+
+def test_nvidia_nodes_judged_by_registered_major(tmp_path):
+    dev = tmp_path / "dev"
+    for name in ("nvidiactl", "nvidia0", "nvidia-uvm"):
+        _char_node(dev / name)
+    outcome = kernel_driver.check_nvidia_nodes(str(dev), proc_root=_proc(tmp_path, {1: "mem", 195: "nvidia"}))
+    assert outcome.status == FAIL
+    assert "char 1:3, which the kernel registered as 'mem', not 'nvidia'" in outcome.message
+    # An NVIDIA major by another name (older drivers register 195 as nvidia-frontend) is fine.
+    outcome = kernel_driver.check_nvidia_nodes(str(dev), proc_root=_proc(tmp_path, {1: "nvidia-frontend"}))
+    assert outcome.status == PASS, outcome
 
 
 def test_amd_nodes_ignore_other_vendors_render_nodes(tmp_path):
-    dev, sys_root = tmp_path / "dev", tmp_path / "sys"
-    _touch(dev / "dri" / "renderD128")
+    dev, sys_root, proc = tmp_path / "dev", tmp_path / "sys", _proc(tmp_path)
+    _char_node(dev / "dri" / "renderD128")
     (sys_root / "class" / "drm" / "renderD128" / "device").mkdir(parents=True)
     (sys_root / "class" / "drm" / "renderD128" / "device" / "vendor").write_text("0x8086\n")
-    assert kernel_driver.check_amd_nodes(str(dev), str(sys_root)).status == SKIP
-    _touch(dev / "kfd")
-    outcome = kernel_driver.check_amd_nodes(str(dev), str(sys_root))
+    assert kernel_driver.check_amd_nodes(str(dev), str(sys_root), proc_root=proc).status == SKIP
+    _char_node(dev / "kfd")
+    outcome = kernel_driver.check_amd_nodes(str(dev), str(sys_root), proc_root=proc)
     assert outcome.status == FAIL and "renderD" in outcome.message
-    _touch(dev / "dri" / "renderD129")  # no sysfs entry: assumed AMD
-    assert kernel_driver.check_amd_nodes(str(dev), str(sys_root)).status == PASS
+    _char_node(dev / "dri" / "renderD129")  # no sysfs entry: assumed AMD
+    assert kernel_driver.check_amd_nodes(str(dev), str(sys_root), proc_root=proc).status == PASS
+
+
+def test_amd_nodes_that_are_not_the_drivers(tmp_path):
+    """Placeholders open fine; their type and major give them away (what the container test sees for real)."""
+    dev, sys_root = tmp_path / "dev", tmp_path / "sys"
+    sys_root.mkdir()
+    _touch(dev / "kfd")
+    _char_node(dev / "dri" / "renderD128")
+    outcome = kernel_driver.check_amd_nodes(str(dev), str(sys_root), proc_root=_proc(tmp_path))
+    assert outcome.status == FAIL and outcome.message == "%s is a regular file, not a character device" % (dev / "kfd")
+    (dev / "kfd").unlink()
+    _char_node(dev / "kfd")
+    outcome = kernel_driver.check_amd_nodes(str(dev), str(sys_root), proc_root=_proc(tmp_path, {1: "mem", 226: "drm"}))
+    assert outcome.status == FAIL, outcome
+    assert "%s is char 1:3, which the kernel registered as 'mem', not 'kfd'" % (dev / "kfd") in outcome.message
+    assert "renderD128 is char 1:3, which the kernel registered as 'mem', not 'drm'" in outcome.message
+    assert outcome.details["open"][0]["openable"] is True
+    outcome = kernel_driver.check_amd_nodes(str(dev), str(sys_root), proc_root=_proc(tmp_path, {1: "kfd"}))
+    assert "not 'kfd'" not in outcome.message and "not 'drm'" in outcome.message
+
+
+def test_unregistered_major_only_counts_when_the_node_does_not_open():
+    identity = {"path": "/dev/kfd", "type": "char", "major": 3999, "minor": 0, "driver": None}
+    majors = {1: "mem"}
+    assert "a major no kernel driver has registered" in kernel_driver.identity_problem(identity, "kfd", majors)
+    assert kernel_driver.identity_problem(identity, "kfd", majors, openable=True) is None
+    assert kernel_driver.identity_problem(identity, "kfd", None) is None
+
+
+def test_char_majors_parses_only_character_devices(tmp_path):
+    proc = _proc(tmp_path, {1: "mem", 226: "drm", 511: "kfd"})
+    assert kernel_driver.char_majors(proc) == {1: "mem", 226: "drm", 511: "kfd"}
+    assert kernel_driver.char_majors(str(tmp_path / "nowhere")) is None
 
 
 def test_nvidia_driver_from_fake_proc(tmp_path):
@@ -300,3 +366,60 @@ def test_parent_never_imports_torch():
             "probes.cli.collect_host_facts(); sys.exit(1 if 'torch' in sys.modules else 0)")
     done = subprocess.run([sys.executable, "-c", code], cwd=str(REPO), timeout=60, check=False)
     assert done.returncode == 0
+
+
+# ---------------------------------------------------------------------------- review fixes
+
+
+class _FakeHsa:
+    """Stands in for libhsa-runtime64: hsa_status_string fills its out-pointer as ROCr 5.2 does."""
+
+    def __init__(self, text):
+        self.text = text
+
+        def hsa_status_string(code, out):
+            out._obj.value = self.text
+            return 0
+
+        self.hsa_status_string = hsa_status_string
+
+
+def test_hsa_status_text_without_the_repeated_name():
+    # ROCr's text starts with the name itself (recorded in tests/fixtures/rocm/).
+    lib = _FakeHsa(b"HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.")
+    assert system_runtime._hsa_status_name(lib, 0x1008) == (
+        "HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008): The runtime failed to allocate the necessary resources.")
+    assert system_runtime._hsa_status_name(_FakeHsa(b"Something else."), 0x1000) == (
+        "HSA_STATUS_ERROR (0x1000): Something else.")
+    assert system_runtime._hsa_status_name(object(), 0x1008) == "HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)"
+
+
+class _Boom(Exception):
+    pass
+
+
+@pytest.mark.parametrize("text, on_gpu, cc, status", [
+    # triton/runtime/build.py's words when no compiler is found: an image without gcc, not a broken stack
+    ("backend='inductor' raised:\nRuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+     True, None, SKIP),
+    ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.", True, "/usr/bin/gcc", FAIL),
+    ("RuntimeError: Failed to find C compiler.", False, None, FAIL),  # CPU: the C++ check comes first
+    ("Dynamo is not supported on Python 3.12+", True, "/usr/bin/gcc", SKIP),
+    ("CUDA error: an illegal memory access was encountered", True, None, FAIL),
+])
+def test_compile_failure_classification(text, on_gpu, cc, status):
+    outcome = framework.compile_failure(_Boom(text), on_gpu, {"cc": cc})
+    assert outcome.status == status
+    assert outcome.details["error"] == text
+
+
+def test_sdpa_backends_selected_through_the_current_api():
+    contexts = framework._sdpa_backend_contexts(torch)
+    assert set(contexts) == {"flash", "mem_efficient", "math", "cudnn"}
+    from torch.nn.attention import SDPBackend
+    from torch.nn.functional import scaled_dot_product_attention
+
+    q = torch.randn(1, 1, 4, 8)
+    with contexts["math"]():
+        out = scaled_dot_product_attention(q, q, q)
+    assert out.shape == q.shape and hasattr(SDPBackend, "MATH")

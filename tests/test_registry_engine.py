@@ -1,0 +1,217 @@
+"""Push and pull by digest through a real registry (Debian's docker-registry, distribution 2.8) on loopback.
+
+The engine treats 127.0.0.0/8 registries as insecure-allowed, so plain HTTP on a free loopback port
+needs no daemon configuration. The registry is started per test module and stopped by its pid.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import warnings
+from pathlib import Path
+
+import pytest
+
+from gpumatrix.engine import EngineOperationError, tar_context
+from gpumatrix.errors import BuildError
+from gpumatrix.fleet import cell_ref, pull_cell_image, push_cell_image, registry_ref, resolve_pull_ref
+
+pytestmark = pytest.mark.engine
+
+REGISTRY_BIN = shutil.which("docker-registry") or "/usr/bin/docker-registry"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_registry(folder: Path, extra: str = "") -> tuple[subprocess.Popen, str]:
+    if not os.access(REGISTRY_BIN, os.X_OK):
+        if os.environ.get("CI"):
+            pytest.fail("CI needs docker-registry (apt-get install docker-registry)")
+        pytest.skip("docker-registry is not installed (./dev installs it: apt-get install docker-registry)")
+    port = _free_port()
+    (folder / "storage").mkdir(parents=True, exist_ok=True)
+    config = folder / "config.yml"
+    config.write_text(f"version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n"
+                      f"    rootdirectory: {folder / 'storage'}\n  delete:\n    enabled: true\n"
+                      f"http:\n  addr: 127.0.0.1:{port}\n{extra}")
+    log = open(folder / "registry.log", "wb")
+    proc = subprocess.Popen([REGISTRY_BIN, "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1)
+            break
+        except urllib.error.HTTPError:  # 401 from an authenticating registry: it is up
+            break
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail(f"docker-registry exited: {(folder / 'registry.log').read_text()[-2000:]}")
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail(f"docker-registry did not answer on /v2/: {(folder / 'registry.log').read_text()[-2000:]}")
+    return proc, f"127.0.0.1:{port}"
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()  # by the pid we started, nothing else
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    proc, address = _start_registry(tmp_path_factory.mktemp("registry"))
+    yield address
+    _stop(proc)
+
+
+@pytest.fixture
+def tiny_image(engine, tracked, unique):
+    """A tiny labelled image built FROM debian:bookworm-slim (which the engine has locally)."""
+    if engine.image_info("debian:bookworm-slim") is None:
+        pytest.fail("debian:bookworm-slim is missing; ./dev test provides it")
+    tag = f"gpumatrix/fleettest:t{unique}"
+    dockerfile = (f"FROM debian:bookworm-slim\nLABEL io.gpumatrix.managed=true io.gpumatrix.cell=fleettest-torch{unique}"
+                  f" io.gpumatrix.inputs={unique}\nRUN echo {unique} > /gpumatrix-fleet-test\n").encode()
+    image_id = engine.build(tar_context({"Dockerfile": dockerfile}), tag, {}, {}, lambda line: None)
+    tracked["images"].append(image_id)
+    return {"tag": tag, "id": image_id, "repo_digests": [], "reused": False}
+
+
+class _Cell:
+    """The fields of a Cell the fleet helpers read."""
+
+    def __init__(self, unique: str):
+        self.id = f"fleettest-torch{unique}"
+        self.vendor = "cpu"
+        self.applicable = True
+        self.base = type("B", (), {"id": "fleettest"})()
+        self.torch = type("T", (), {"version": unique})()
+
+
+def test_push_remove_pull_by_digest_gives_the_same_image(engine, tracked, tiny_image, registry, unique):
+    ref = f"{registry}/gpumatrix/fleettest:t{unique}"
+    engine.tag(tiny_image["id"], ref)
+    tracked["images"].append(ref)
+    digest = engine.push(ref)
+    assert digest.startswith("sha256:") and len(digest) == 71
+    # the registry itself says the tag points at that manifest
+    req = urllib.request.Request(f"http://{registry}/v2/gpumatrix/fleettest/manifests/t{unique}", method="HEAD",
+                                 headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"})
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        assert resp.headers["Docker-Content-Digest"] == digest
+    assert engine.registry_digest(ref) == digest
+    engine.remove_image(tiny_image["id"], force=True)
+    assert engine.image_info(tiny_image["id"]) is None
+    by_digest = f"{registry}/gpumatrix/fleettest@{digest}"
+    info = engine.pull_by_digest(by_digest)
+    tracked["images"].append(info.id)
+    assert info.id == tiny_image["id"]
+    assert by_digest in info.repo_digests
+    assert info.labels["io.gpumatrix.cell"] == f"fleettest-torch{unique}"
+
+
+def test_push_errors_carry_the_reason(engine, tracked, tiny_image):
+    port = _free_port()  # nothing listens there
+    ref = f"127.0.0.1:{port}/gpumatrix/fleettest:nowhere"
+    engine.tag(tiny_image["id"], ref)
+    tracked["images"].append(ref)
+    with pytest.raises(EngineOperationError, match=rf"pushing {ref}: .*(refused|connect)"):
+        engine.push(ref)
+    with pytest.raises(EngineOperationError, match="not a digest reference"):
+        engine.pull_by_digest(ref)
+
+
+def test_fleet_push_then_probe_host_pulls_by_digest(engine, tracked, tiny_image, registry, unique, tmp_path):
+    cell = _Cell(unique)
+    lines: list[str] = []
+    image = push_cell_image(engine, tiny_image, cell.base.id, cell.torch.version, registry, echo=lines.append)
+    target = registry_ref(registry, tiny_image["tag"], "fleettest")
+    moving = cell_ref(registry, "fleettest", unique)
+    tracked["images"] += [target, moving]
+    assert target == f"{registry}/gpumatrix/fleettest:t{unique}"
+    pushed = image["pushed"]
+    assert pushed.startswith(f"{registry}/gpumatrix/fleettest@sha256:") and pushed in image["repo_digests"]
+    assert any(line.startswith("  pushed ") for line in lines)
+    # a probe-only host: the image is not there; --from REGISTRY finds it by the cell's tag, pulls by digest
+    engine.remove_image(tiny_image["id"], force=True)
+    assert resolve_pull_ref(engine, registry, cell) == pushed
+    pulled = pull_cell_image(engine, registry, cell)
+    tracked["images"].append(pulled["id"])
+    assert pulled["id"] == tiny_image["id"] and pulled["tag"] == pushed and pulled["pulled"] == pushed
+    assert pulled["inputs_hash"] == unique
+    # --from a build job's results folder pins the digest it recorded
+    folder = tmp_path / "build-results" / "cells"
+    folder.mkdir(parents=True)
+    (folder / f"{cell.id}.json").write_text(json.dumps({
+        "schema_version": 1, "cell_id": cell.id, "base_id": "fleettest", "base_image": "debian:bookworm-slim",
+        "vendor": "cpu", "variant": "cpu", "torch": unique, "python": "3.11", "status": "pass", "image": image}))
+    assert resolve_pull_ref(engine, str(tmp_path / "build-results"), cell) == pushed
+    # an image of another cell is refused
+    other = _Cell(unique + "x")
+    other.base = cell.base
+    other.torch = cell.torch
+    with pytest.raises(BuildError, match="was built for"):
+        pull_cell_image(engine, registry, other)
+
+
+def test_pull_of_an_unknown_cell_says_what_to_do(engine, registry, unique):
+    cell = _Cell(unique)
+    with pytest.raises(BuildError, match=r"no image of .* build and push it first"):
+        pull_cell_image(engine, registry, cell)
+
+
+def _bcrypt(password: str) -> str | None:
+    exe = shutil.which("htpasswd")
+    if exe:
+        out = subprocess.run([exe, "-nbB", "u", password], capture_output=True, text=True, timeout=30)
+        return out.stdout.strip().split(":", 1)[1]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import crypt  # removed in Python 3.13; the htpasswd tool covers that case
+        return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH))
+    except (ImportError, AttributeError, OSError):
+        return None
+
+
+def test_push_uses_docker_login_credentials(engine, tracked, tiny_image, tmp_path, unique, monkeypatch):
+    hashed = _bcrypt("s3cret")
+    if not hashed:
+        pytest.skip("no bcrypt available (htpasswd tool or Python's crypt module)")
+    (tmp_path / "htpasswd").write_text(f"u:{hashed}\n")
+    proc, address = _start_registry(tmp_path / "auth", extra=(
+        f"auth:\n  htpasswd:\n    realm: gpumatrix-test\n    path: {tmp_path / 'htpasswd'}\n"))
+    try:
+        ref = f"{address}/gpumatrix/fleettest:auth{unique}"
+        engine.tag(tiny_image["id"], ref)
+        tracked["images"].append(ref)
+        monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "nologin"))
+        with pytest.raises(EngineOperationError, match=r"(?i)(auth|credentials)"):
+            engine.push(ref)
+        # what 'docker login' writes: ~/.docker/config.json with the registry's base64 user:password
+        login = tmp_path / "login"
+        login.mkdir()
+        (login / "config.json").write_text(json.dumps(
+            {"auths": {address: {"auth": base64.b64encode(b"u:s3cret").decode()}}}))
+        monkeypatch.setenv("DOCKER_CONFIG", str(login))
+        assert engine.push(ref).startswith("sha256:")
+    finally:
+        _stop(proc)
