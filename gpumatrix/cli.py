@@ -13,7 +13,13 @@ from typing import Callable, Sequence
 
 from .config import Expansion, expand_cells, load_matrix, matches, select, split_patterns
 from .engine import LABEL_NS, MANAGED_LABEL, Engine
-from .errors import ConfigError, Problem
+from .doctor import doctor_report, passthrough_blockers
+from .errors import ConfigError, EngineUnavailable, Problem, RegressionFound
+from .passthrough import with_nvidia_mode
+from .fleet import gha_matrix, normalize_registry, select_shard
+from .gate import gate_results
+from .merge import MERGE_FORMATS, load_sources, merge_command, render_merged, restrict
+from .recommend import recommend_command
 from .fsutil import write_text_atomic
 from .pipeline import Runner
 from .report import FORMATS, render
@@ -43,8 +49,10 @@ def _check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> None:
 
 def list_cells(matrix_path: str, only: str | None = None, fmt: str = "text") -> str:
     """The expanded cells, and why each excluded or not-applicable one is so."""
-    _check_format(fmt, ("text", "json"))
+    _check_format(fmt, ("text", "json", "gha"))
     matrix, expansion, cells = _selected(matrix_path, only)
+    if fmt == "gha":  # one line, for $GITHUB_OUTPUT and strategy.matrix: ${{ fromJSON(...) }}
+        return json.dumps(gha_matrix(cells), sort_keys=True) + "\n"
     if fmt == "json":
         return json.dumps(_expansion_json(expansion, cells), indent=2, sort_keys=True) + "\n"
     from tabulate import tabulate
@@ -90,31 +98,73 @@ def save_tables(results: ResultsDir, echo: Callable[[str], None]) -> None:
 def run_matrix(matrix_path: str, results_path: str, only: str | None = None, *, build: bool = True,
                probe: bool = True, force: bool = False, rebuild: bool = False, quick: bool = False,
                perf: bool | None = None, fmt: str = "text", resume: bool = False,
+               shard: str | None = None, push: str | None = None, pull_from: str | None = None,
+               baseline: str | None = None, nvidia_mode: str | None = None,
                echo: Callable[[str], None] = _stderr) -> str:
-    """Build and/or probe the selected cells, save results, and return the rendered table."""
+    """Build and/or probe the selected cells, save results, and return the rendered table.
+
+    ``shard`` ("K/N") runs one of N even shares of the cells; ``push`` publishes each built image to a
+    registry; ``pull_from`` (a registry or a build job's results folder) probes images pulled by digest
+    instead of building; ``baseline`` applies the regression gate to the cells of this run.
+    """
     _check_format(fmt)
     matrix, _, cells = _selected(matrix_path, only)
+    matrix = with_nvidia_mode(matrix, nvidia_mode)
+    cells = select_shard(cells, shard)
+    push = normalize_registry(push, "--push") if push else None
+    if pull_from and not Path(pull_from).is_dir():
+        pull_from = normalize_registry(pull_from, "--from")
+    if baseline:
+        load_sources([baseline])  # a bad baseline is a flag error before anything is built
     engine = Engine.connect()
     try:
         results = ResultsDir(results_path)
-        runner = Runner(engine, matrix, results, echo=echo)
+        runner = Runner(engine, matrix, results, echo=echo, push=push, pull_from=pull_from)
         echo(f"host: {runner.host.host_type()}; engine {runner.host.engine.get('version')}; "
-             f"{len(cells)} cells; results in {results.path}")
+             f"{len(cells)} cells{f' (shard {shard})' if shard else ''}; results in {results.path}")
+        for message in passthrough_blockers(cells, runner.host, matrix.run):
+            echo(f"warning: {message}")
         runner.run(cells, build=build, probe=probe, force=force, rebuild=rebuild, quick=quick, perf=perf,
                    resume=resume)
     finally:
         engine.close()
     save_tables(results, echo)
-    return report(results_path, fmt, only=only)
+    table = report(results_path, fmt, only=only)
+    return _gated(table, baseline, results_path, [c.id for c in cells], fmt)
 
 
-def report(results_path: str, fmt: str = "text", only: str | None = None) -> str:
-    """Render saved results (no engine needed)."""
-    _check_format(fmt)
+def _gated(table: str, baseline: str | None, results_path: str, cell_ids: Sequence[str] | None, fmt: str) -> str:
+    """``table``, followed by the regression gate's verdict when there is a baseline.
+
+    On a regression the table is still printed (stdout) before :class:`RegressionFound` (exit code 4).
+    """
+    if not baseline:
+        return table
+    try:
+        verdict = gate_results(baseline, results_path, cell_ids, "markdown" if fmt == "markdown" else "text")
+    except RegressionFound:
+        sys.stdout.write(table)
+        sys.stdout.flush()
+        raise
+    return table if fmt in ("json", "html", "junit") else f"{table}\n{verdict}"
+
+
+def report(results_path: str, fmt: str = "text", only: str | None = None, baseline: str | None = None) -> str:
+    """Render saved results (no engine needed); with ``baseline``, apply the regression gate."""
+    _check_format(fmt, (*FORMATS, "html", "junit"))
     results = ResultsDir(results_path)
     if not results.cells_dir.is_dir():
         raise ConfigError([Problem(str(results.path), None, "no results here; run 'invoke matrix' first "
                                                              "or pass --results DIR")])
+    if baseline or fmt in ("html", "junit"):
+        merged = load_sources([results_path])
+        ids = [cid for cid in merged.cells
+               if not only or any(matches(cid, p) for p in split_patterns(only))]
+        if fmt in ("html", "junit"):
+            table = render_merged(restrict(merged, ids), fmt, title="gpumatrix compatibility")
+        else:
+            table = report(results_path, fmt, only=only)
+        return _gated(table, baseline, results_path, ids if only else None, fmt)
     cells, warnings = results.load()
     for w in warnings:
         _stderr(f"warning: {w}")
@@ -149,6 +199,35 @@ def clean(dry_run: bool = False, only: str | None = None) -> str:
         engine.close()
     verb = "would remove" if dry_run else "removed"
     return "\n".join([f"{verb} {len(lines)} objects labelled {MANAGED_LABEL}"] + [f"  {x}" for x in lines]) + "\n"
+
+
+def merge(sources: Sequence[str], fmt: str = "text", output: str | None = None,
+          baseline: str | None = None) -> str:
+    """Merge results folders of many hosts (folders, folders of folders, globs, merged/report JSON)."""
+    _check_format(fmt, MERGE_FORMATS)
+    return merge_command(list(sources), fmt, output=output, baseline=baseline)
+
+
+def recommend(sources: Sequence[str], host_type: str | None = None, vendor: str | None = None,
+              min_torch: str | None = None, require: Sequence[str] = (), fmt: str = "text") -> str:
+    """The known-good image for a host type, pinned by digest, with its `docker run` line."""
+    return recommend_command(list(sources), host_type=host_type, vendor=vendor, min_torch=min_torch,
+                             require=[g for r in require for g in split_patterns(r)], fmt=fmt)
+
+
+def doctor(matrix_path: str, only: str | None = None, nvidia_mode: str | None = None) -> tuple[str, bool]:
+    """Preflight report for the selected cells, and whether nothing failed (works without an engine)."""
+    matrix, _, cells = _selected(matrix_path, only)
+    matrix = with_nvidia_mode(matrix, nvidia_mode)
+    try:
+        engine = Engine.connect()
+    except EngineUnavailable:
+        engine = None
+    try:
+        return doctor_report(engine, matrix, cells)
+    finally:
+        if engine is not None:
+            engine.close()
 
 
 def matrix_schema_path() -> Path:

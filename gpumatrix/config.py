@@ -617,6 +617,10 @@ def expand_cells(matrix: Matrix) -> Expansion:
         if not TORCH_VERSION_RE.match(t):
             problems.append(Problem(str(matrix.path), line, f"include: torch {t!r} is not a valid version"))
             continue
+        added = next((c for c in combos[original:] if c["base"].id == b and c["torch"].version == t), None)
+        if added is not None:  # a cell an earlier include added: added values may be overwritten
+            added["env"].update({k: str(v) for k, v in env.items()})
+            continue
         spec = next((s for s in matrix.torch if s.version == t), TorchSpec(version=t, line=line or 0))
         combos.append({"base": base, "torch": spec, "env": {**dict(base.env), **env}})
     if problems:

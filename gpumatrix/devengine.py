@@ -107,14 +107,20 @@ def stop_private_engine(timeout_s: float = 30) -> bool:
         return False
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return True
+    while time.monotonic() < deadline and _pid() == pid:
+        _reap()
         time.sleep(0.2)
-    os.kill(pid, signal.SIGKILL)
+    if _pid() == pid:
+        os.kill(pid, signal.SIGKILL)
+    _reap()
     return True
+
+
+def _reap() -> None:
+    """Collect the exit status of engines this process started and that have ended."""
+    for proc in list(_daemons):
+        if proc.poll() is not None:
+            _daemons.remove(proc)
 
 
 def _debootstrap_tarball(suite: str) -> Path:

@@ -15,17 +15,19 @@ import threading
 import time
 import traceback
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from . import __version__
-from .config import Cell, Matrix
+from .config import Cell, Matrix, RunOptions
 from .diagnose import diagnose
+from .doctor import preflight_cell
 from .engine import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
 from .errors import BuildError, ResultsLocked
 from .host import HostInfo, discover_host
+from .fleet import pull_cell_image, push_cell_image
 from .images import BuildRecipe, build_image, ensure_base, render_build_context
 from .results import CellResult, ResultsDir
 from .run import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
@@ -41,12 +43,17 @@ class PlannedCell:
     reason: str | None = None
 
 
-def plan_cells(cells: Sequence[Cell], host: HostInfo, force: bool = False) -> list[PlannedCell]:
-    """Decide per cell: run it, skip it (no GPU of its vendor here), or record it as not applicable."""
+def plan_cells(cells: Sequence[Cell], host: HostInfo, force: bool = False,
+               run: RunOptions | None = None) -> list[PlannedCell]:
+    """Decide per cell: run it, skip it (no GPU of its vendor here, or the cheap preflight says it cannot
+    work: driver too old, arch not compiled in), or record it as not applicable."""
     planned = []
     for cell in cells:
+        reason = None if force or not cell.applicable else preflight_cell(cell, host, run)
         if not cell.applicable:
             planned.append(PlannedCell(cell, "not_applicable", cell.reason))
+        elif reason is not None:
+            planned.append(PlannedCell(cell, "skip", f"cannot work on this host: {reason}"))
         elif not force and not host.has_vendor(cell.vendor):
             vendor = VENDOR_NAMES[cell.vendor]
             has = "no GPU" if not host.gpus else host.host_type()
@@ -146,8 +153,11 @@ class Runner:
     """Builds and probes cells on one engine, writing results as it goes."""
 
     def __init__(self, engine: Engine, matrix: Matrix, results: ResultsDir,
-                 echo: Callable[[str], None] = lambda s: None, host: HostInfo | None = None):
+                 echo: Callable[[str], None] = lambda s: None, host: HostInfo | None = None,
+                 push: str | None = None, pull_from: str | None = None):
         self.engine = engine
+        self.push = push  # registry to publish each built image to (fleet: build once, probe anywhere)
+        self.pull_from = pull_from  # registry or build-results folder to pull each cell's image from, by digest
         self.matrix = matrix
         self.results = results
         self.echo = echo
@@ -184,6 +194,16 @@ class Runner:
                  "reused": built.reused, "inputs_hash": recipe.inputs_hash}
         return image, built.build_s
 
+    @property
+    def run_options(self) -> RunOptions:
+        """``run:`` from the matrix, with a default memory limit of 3/4 of this host's RAM, so a runaway
+        probe is OOM-killed in its container instead of pushing the host into swap."""
+        options = self.matrix.run
+        if options.mem_limit is None:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            options = replace(options, mem_limit=f"{total * 3 // 4 // 2 ** 20}m")
+        return options
+
     def _peaks_file(self) -> Path:
         if self._peaks is None:
             self._peaks = write_peaks_file(self.results.path / ".gpumatrix")
@@ -209,7 +229,8 @@ class Runner:
                 self.echo(f"resuming: {len(done)} cells already done, "
                           f"{len([c for c in cells if c.id not in done])} to go")
             self.sweep_stale_containers()
-            planned = [p for p in plan_cells(cells, self.host, force=force or not probe) if p.cell.id not in done]
+            planned = [p for p in plan_cells(cells, self.host, force=force or not probe, run=self.matrix.run)
+                       if p.cell.id not in done]
             summary = {
                 "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
                 "run_id": (previous or {}).get("run_id") if resume else SESSION_ID,
@@ -234,7 +255,7 @@ class Runner:
                             result = _base_result(cell, "error", "the Docker engine stopped answering during "
                                                   "this run and did not come back", self.host)
                         else:
-                            if server is None and build:
+                            if server is None and build and not self.pull_from:
                                 server = stack.enter_context(PackageServer())
                             result = self._run_cell_guarded(cell, server, build=build, probe=probe,
                                                             rebuild=rebuild, quick=quick, perf=perf)
@@ -290,7 +311,12 @@ class Runner:
         timings: dict[str, float] = {}
         result = _base_result(cell, "pass", None, self.host)
         try:
-            if build:
+            if self.pull_from:
+                started = time.monotonic()
+                image = pull_cell_image(self.engine, self.pull_from, cell)
+                timings["pull_s"] = round(time.monotonic() - started, 3)
+                self.echo(f"  pulled {image['pulled']}")
+            elif build:
                 image, timings["build_s"] = self.build(cell, server, rebuild=rebuild)
             else:
                 recipe = self.recipe(cell)
@@ -299,6 +325,9 @@ class Runner:
                     raise BuildError(f"no image {recipe.tag} on this host; run 'invoke build' first")
                 image = {"tag": recipe.tag, "id": info.id, "repo_digests": list(info.repo_digests), "reused": True,
                          "inputs_hash": recipe.inputs_hash}
+            if self.push and not self.pull_from:
+                image = push_cell_image(self.engine, image, cell.base.id, cell.torch.version, self.push,
+                                        echo=self.echo)
         except BuildError as err:
             result.status, result.reason = "build_error", err.reason
             result.logs = {"build": str(self.results.log_path(cell.id, "build"))}
@@ -316,7 +345,7 @@ class Runner:
             result.status, result.reason = "skipped", "built only; probes not run"
             result.timings = timings
             return result
-        spec = probe_container_spec(cell, image["tag"], self.host, self.matrix.run, quick=quick, perf=perf,
+        spec = probe_container_spec(cell, image["tag"], self.host, self.run_options, quick=quick, perf=perf,
                                     peaks_file=self._peaks_file())
         self.echo("  probing")
         outcome = run_probes(self.engine, spec)

@@ -21,7 +21,7 @@ from .engine import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, EngineOperat
 from . import releases
 from .fsutil import write_json_atomic
 from .host import HostInfo
-from .passthrough import Passthrough, passthrough_options_for  # noqa: F401  (Passthrough re-exported)
+from .passthrough import GpuSlot, apply_passthrough, explain_engine_error, passthrough_options_for
 
 PROBES_PARENT = "/opt/gpumatrix"
 PROBE_SCHEMA_VERSION = 1
@@ -72,9 +72,10 @@ class ProbeRun:
 
 def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOptions,
                          quick: bool = False, perf: bool | None = None,
-                         peaks_file: Path | None = None) -> ContainerSpec:
-    """The container that runs the probes for ``cell`` (``peaks_file``: see :func:`write_peaks_file`)."""
-    passthrough = passthrough_options_for(cell.vendor, host, run=options, base=cell.base)
+                         peaks_file: Path | None = None, slot: GpuSlot | None = None) -> ContainerSpec:
+    """The container that runs the probes for ``cell`` (``peaks_file``: see :func:`write_peaks_file`;
+    ``slot``: the GPU(s) it is pinned to, see :func:`gpumatrix.passthrough.assign_slots`)."""
+    passthrough = passthrough_options_for(cell.vendor, host, run=options, base=cell.base, slot=slot)
     command = ["python3", "-m", "probes", "--json"]
     if quick:
         command.append("--quick")
@@ -86,7 +87,7 @@ def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOpt
     if peaks_file is not None:
         mounts.append(Mount(str(peaks_file), PEAKS_IN_CONTAINER, read_only=True))
         env["GPUMATRIX_PEAKS"] = PEAKS_IN_CONTAINER
-    return ContainerSpec(
+    return apply_passthrough(ContainerSpec(
         image=image, command=command, name=f"gpumatrix-{SESSION_ID}-{uuid.uuid4().hex[:8]}",
         environment=env, mounts=tuple(mounts),
         devices=passthrough.devices, device_requests=passthrough.device_requests, group_add=passthrough.group_add,
@@ -97,7 +98,7 @@ def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOpt
                 f"{LABEL_NS}.role": "probe", f"{LABEL_NS}.hostname": socket.gethostname(),
                 f"{LABEL_NS}.pid": str(os.getpid())},
         timeout_s=float(options.timeout_s), output_cap=MAX_PROBE_OUTPUT,
-    )
+    ), passthrough)
 
 
 def parse_probe_output(stdout: bytes) -> Mapping[str, Any]:
@@ -161,7 +162,7 @@ def run_probes(engine: Engine, spec: ContainerSpec) -> ProbeRun:
     try:
         outcome = engine.run(spec)
     except EngineOperationError as err:
-        return ProbeRun(False, None, err.reason, None, 0.0)
+        return ProbeRun(False, None, explain_engine_error(err.reason) or err.reason, None, 0.0)
     stderr_tail = _tail(outcome.stderr)
     if outcome.timed_out:
         return ProbeRun(False, None, f"the probe container did not finish within {spec.timeout_s:.0f} s and was killed",
