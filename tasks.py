@@ -23,6 +23,8 @@ COMMON = {
 }
 
 
+JOBS = ("builds to run at once (default 1; also INVOKE_GPUMATRIX_JOBS); probes always run one per GPU, "
+        "CPU probes at most one per two cores")
 NVIDIA_MODE = "how NVIDIA GPUs reach containers: auto, gpus, cdi or runtime (default: run.nvidia_mode)"
 FLEET = {
     "shard": "run shard K of N (e.g. 2/4): cells sorted by id, split into N even contiguous shares",
@@ -56,15 +58,19 @@ def _exits(fn):
             "format": "table format: text, markdown or json",
             "resume": "continue an interrupted run in the same results folder with the cells it did not finish",
             "shard": FLEET["shard"], "baseline": FLEET["baseline"],
-            "push": FLEET["push"], "nvidia_mode": NVIDIA_MODE})
+            "push": FLEET["push"], "nvidia_mode": NVIDIA_MODE, "jobs": JOBS,
+            "reuse_probes": "reuse a cell's saved probe results when its image, the probe suite, this host "
+                            "and the settings are all unchanged (no probe container runs)"})
 @_exits
 def matrix(c, matrix=None, only=None, results=None, force=False, rebuild=False, quick=False, no_perf=False,
-           format=None, resume=False, shard=None, push=None, baseline=None, nvidia_mode=None):
+           format=None, resume=False, shard=None, push=None, baseline=None, nvidia_mode=None, jobs=None,
+           reuse_probes=False):
     """Build every cell's image, run the probes inside it, and print the compatibility table."""
-    s = _settings(c, matrix=matrix, results=results, format=format)
+    s = _settings(c, matrix=matrix, results=results, format=format, jobs=jobs)
     return cli.run_matrix(s["matrix"], s["results"], only, force=force, rebuild=rebuild, quick=quick,
                           perf=False if no_perf else None, fmt=s["format"], resume=resume, shard=shard,
-                          push=push, baseline=baseline, nvidia_mode=nvidia_mode)
+                          push=push, baseline=baseline, nvidia_mode=nvidia_mode, jobs=int(s["jobs"]),
+                          reuse_probes=reuse_probes)
 
 
 @task(name="list", help={"matrix": COMMON["matrix"], "only": COMMON["only"],
@@ -76,12 +82,13 @@ def list_(c, matrix=None, only=None, format="text"):
 
 
 @task(help={**COMMON, "rebuild": "rebuild even when an image with the same inputs exists",
-            "shard": FLEET["shard"], "push": FLEET["push"]})
+            "shard": FLEET["shard"], "push": FLEET["push"], "jobs": JOBS})
 @_exits
-def build(c, matrix=None, only=None, results=None, rebuild=False, shard=None, push=None):
+def build(c, matrix=None, only=None, results=None, rebuild=False, shard=None, push=None, jobs=None):
     """Build the selected cells' images (no probes); with --push, publish them for the fleet."""
-    s = _settings(c, matrix=matrix, results=results)
-    return cli.run_matrix(s["matrix"], s["results"], only, probe=False, rebuild=rebuild, shard=shard, push=push)
+    s = _settings(c, matrix=matrix, results=results, jobs=jobs)
+    return cli.run_matrix(s["matrix"], s["results"], only, probe=False, rebuild=rebuild, shard=shard, push=push,
+                          jobs=int(s["jobs"]))
 
 
 @task(help={**COMMON, "force": "run GPU cells even where this host has no GPU of their vendor",
@@ -167,4 +174,4 @@ def doctor(c, matrix=None, only=None, nvidia_mode=None):
 
 
 ns = Collection(matrix, list_, build, probe, report, merge, recommend, clean, diagnose_, doctor)
-ns.configure({"gpumatrix": {"matrix": "matrix.yaml", "results": "results", "format": "text"}})
+ns.configure({"gpumatrix": {"matrix": "matrix.yaml", "results": "results", "format": "text", "jobs": 1}})

@@ -99,7 +99,8 @@ def run_matrix(matrix_path: str, results_path: str, only: str | None = None, *, 
                probe: bool = True, force: bool = False, rebuild: bool = False, quick: bool = False,
                perf: bool | None = None, fmt: str = "text", resume: bool = False,
                shard: str | None = None, push: str | None = None, pull_from: str | None = None,
-               baseline: str | None = None, nvidia_mode: str | None = None,
+               baseline: str | None = None, nvidia_mode: str | None = None, jobs: int = 1,
+               reuse_probes: bool = False,
                echo: Callable[[str], None] = _stderr) -> str:
     """Build and/or probe the selected cells, save results, and return the rendered table.
 
@@ -119,13 +120,14 @@ def run_matrix(matrix_path: str, results_path: str, only: str | None = None, *, 
     engine = Engine.connect()
     try:
         results = ResultsDir(results_path)
-        runner = Runner(engine, matrix, results, echo=echo, push=push, pull_from=pull_from)
+        runner = Runner(engine, matrix, results, echo=echo, push=push, pull_from=pull_from,
+                        reuse_probes=reuse_probes)
         echo(f"host: {runner.host.host_type()}; engine {runner.host.engine.get('version')}; "
              f"{len(cells)} cells{f' (shard {shard})' if shard else ''}; results in {results.path}")
         for message in passthrough_blockers(cells, runner.host, matrix.run):
             echo(f"warning: {message}")
         runner.run(cells, build=build, probe=probe, force=force, rebuild=rebuild, quick=quick, perf=perf,
-                   resume=resume)
+                   resume=resume, jobs=jobs)
     finally:
         engine.close()
     save_tables(results, echo)

@@ -150,7 +150,8 @@ def ensure_base(engine: Engine, ref: str) -> str:
 
 
 def build_image(engine: Engine, recipe: BuildRecipe, server: PackageServer | None, log_path: Path | None,
-                force: bool = False, on_line: Callable[[str], None] | None = None) -> BuiltImage:
+                force: bool = False, on_line: Callable[[str], None] | None = None,
+                on_start: Callable[[], None] | None = None) -> BuiltImage:
     """Build ``recipe`` unless an image with its tag exists. Writes the full build log to ``log_path``.
 
     ``force`` rebuilds from scratch: no reuse of the tagged image, and none of the engine's layer cache.
@@ -158,10 +159,12 @@ def build_image(engine: Engine, recipe: BuildRecipe, server: PackageServer | Non
     existing = None if force else engine.image_info(recipe.tag)
     if existing is not None:
         return BuiltImage(recipe.cell_id, recipe.tag, existing.id, existing.repo_digests, True, 0.0, None)
-    if recipe.sources.needs_server():
-        if server is None:
-            raise BuildError("internal: this build needs the local package server, which is not running")
-        pkg_args = server.build_args(recipe.sources)
+    if on_start is not None:
+        on_start()
+    if server is not None:  # local locations served, remote indexes proxied through the wheel cache
+        pkg_args = server.build_args(recipe.sources, token=recipe.cell_id)
+    elif recipe.sources.needs_server():
+        raise BuildError("internal: this build needs the local package server, which is not running")
     else:
         pkg_args = direct_build_args(recipe.sources)
     pkg_args["TORCH_REQUIREMENT"] = (server.url_for_file(recipe.sources.wheel) if recipe.sources.wheel and server

@@ -8,7 +8,11 @@ interrupted run keeps everything it finished.
 from __future__ import annotations
 
 import fcntl
+import functools
+import hashlib
+import json
 import os
+import queue
 import signal
 import socket
 import threading
@@ -30,7 +34,8 @@ from .host import HostInfo, discover_host
 from .fleet import pull_cell_image, push_cell_image
 from .images import BuildRecipe, build_image, ensure_base, render_build_context
 from .results import CellResult, ResultsDir
-from .run import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
+from .schedule import Scheduler
+from .run import SESSION_ID, probe_container_spec, probes_dir, run_probes, write_peaks_file
 from .sources import PackageServer, host_pip_settings
 
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "cpu": "CPU"}
@@ -94,6 +99,19 @@ def _pid_alive(pid: str | None) -> bool:
         return True
 
 
+class _Stopped(Exception):
+    """The run was interrupted: a cell thread stops before starting new work (nothing is recorded)."""
+
+
+def _get_interruptibly(q: "queue.Queue[CellResult]") -> CellResult:
+    """``q.get()`` that still lets Ctrl-C and SIGTERM through (a plain blocking get would not)."""
+    while True:
+        try:
+            return q.get(timeout=0.5)
+        except queue.Empty:
+            continue
+
+
 @contextmanager
 def results_lock(results: ResultsDir) -> Iterator[None]:
     """Hold an exclusive lock on the results folder so two runs never interleave their files."""
@@ -154,7 +172,7 @@ class Runner:
 
     def __init__(self, engine: Engine, matrix: Matrix, results: ResultsDir,
                  echo: Callable[[str], None] = lambda s: None, host: HostInfo | None = None,
-                 push: str | None = None, pull_from: str | None = None):
+                 push: str | None = None, pull_from: str | None = None, reuse_probes: bool = False):
         self.engine = engine
         self.push = push  # registry to publish each built image to (fleet: build once, probe anywhere)
         self.pull_from = pull_from  # registry or build-results folder to pull each cell's image from, by digest
@@ -165,6 +183,9 @@ class Runner:
         self.pip = host_pip_settings()
         self._base_ids: dict[str, str | BuildError] = {}
         self._peaks: Path | None = None
+        self._gates = Scheduler([], self.host)
+        self._stopping = threading.Event()
+        self.reuse_probes = reuse_probes
 
     # -- building -----------------------------------------------------------
     def _base_id(self, ref: str) -> str:
@@ -181,17 +202,21 @@ class Runner:
     def recipe(self, cell: Cell) -> BuildRecipe:
         return render_build_context(cell, self.matrix, self.pip, self._base_id(cell.base.image))
 
-    def build(self, cell: Cell, server: PackageServer | None, rebuild: bool = False) -> tuple[dict, float]:
+    def build(self, cell: Cell, server: PackageServer | None, rebuild: bool = False,
+              echo: Callable[[str], None] | None = None) -> tuple[dict, float]:
         """Build (or reuse) the cell's image; return its description and the build seconds."""
+        echo = echo or self.echo
         recipe = self.recipe(cell)
         log_path = self.results.log_path(cell.id, "build")
-        if not rebuild and self.engine.image_info(recipe.tag) is None:
-            self.echo(f"  building {recipe.tag} (log: {log_path})")
-        built = build_image(self.engine, recipe, server, log_path, force=rebuild)
+        built = build_image(self.engine, recipe, server, log_path, force=rebuild,
+                            on_start=lambda: echo(f"building {recipe.tag} (log: {log_path})"))
         if built.reused:
-            self.echo(f"  reusing {built.tag} (unchanged inputs)")
+            echo(f"reusing {built.tag} (unchanged inputs)")
         image = {"tag": built.tag, "id": built.image_id, "repo_digests": list(built.repo_digests),
                  "reused": built.reused, "inputs_hash": recipe.inputs_hash}
+        if server is not None and not built.reused:
+            # Bytes this build's pip fetched from upstream vs served from the host's wheel cache.
+            image["downloads"] = server.traffic(cell.id)
         return image, built.build_s
 
     @property
@@ -211,8 +236,13 @@ class Runner:
 
     # -- the whole run ------------------------------------------------------
     def run(self, cells: Sequence[Cell], *, build: bool = True, probe: bool = True, force: bool = False,
-            rebuild: bool = False, quick: bool = False, perf: bool | None = None, resume: bool = False) -> dict:
+            rebuild: bool = False, quick: bool = False, perf: bool | None = None, resume: bool = False,
+            jobs: int = 1) -> dict:
         """Run ``cells``; return the run summary (also kept up to date in ``summary.json``).
+
+        Cells run concurrently as :class:`~gpumatrix.schedule.Scheduler` allows: up to ``jobs`` builds at
+        once, one probe container per GPU, and CPU probes bounded by the cores; a build overlaps the
+        probes of cells already built.
 
         The summary is written before the first cell and after every cell, so a run killed even
         by SIGKILL leaves a record of what it finished; ``resume`` continues such a run.
@@ -240,42 +270,77 @@ class Runner:
             }
             started = time.monotonic()
             self.results.write_summary(summary)
+            runnable = [p.cell for p in planned if p.action == "run"]
+            self._gates = Scheduler(runnable, self.host, jobs=jobs)
             server = None
-            engine_ok = True
+            if runnable and build and not self.pull_from:
+                server = stack.enter_context(PackageServer())
+            finished: queue.Queue[CellResult] = queue.Queue()
             try:
-                for i, item in enumerate(planned, 1):
-                    cell = item.cell
-                    self.echo(f"[{i}/{len(planned)}] {cell.id}")
+                for item in planned:
                     if item.action != "run":
                         status = "not_applicable" if item.action == "not_applicable" else "skipped"
-                        result = _base_result(cell, status, item.reason, self.host)
-                        self.echo(f"  {status.replace('_', ' ')}: {item.reason}")
-                    else:
-                        if not engine_ok and not self.engine.wait_reachable(ENGINE_RECONNECT_S):
-                            result = _base_result(cell, "error", "the Docker engine stopped answering during "
-                                                  "this run and did not come back", self.host)
-                        else:
-                            if server is None and build and not self.pull_from:
-                                server = stack.enter_context(PackageServer())
-                            result = self._run_cell_guarded(cell, server, build=build, probe=probe,
-                                                            rebuild=rebuild, quick=quick, perf=perf)
-                        # After a failure, check the engine is still there (a restart mid-run fails only
-                        # the cells it hit; the next cell waits for the engine to come back).
-                        engine_ok = result.status in ("pass", "fail") or self.engine.wait_reachable(0)
+                        self.echo(f"{item.cell.id}: {status.replace('_', ' ')}: {item.reason}")
+                        finished.put(_base_result(item.cell, status, item.reason, self.host))
+                for cell in runnable:
+                    # Daemon threads: an interrupt must not wait for a build stream to end.
+                    threading.Thread(target=lambda c=cell: finished.put(self._run_cell_guarded(
+                        c, server, build=build, probe=probe, rebuild=rebuild, quick=quick, perf=perf)),
+                        name=f"gpumatrix-{cell.id}", daemon=True).start()
+                for _ in planned:
+                    result = _get_interruptibly(finished)
                     self.results.write_cell(result)
-                    summary["cells"][cell.id] = result.status
-                    summary["not_done"].remove(cell.id)
+                    summary["cells"][result.cell_id] = result.status
+                    summary["not_done"].remove(result.cell_id)
                     self.results.write_summary(summary)
                 summary["state"] = "complete"
             except KeyboardInterrupt:
                 summary["state"] = "interrupted"
-                self.echo(f"interrupted: {len(summary['not_done'])} cells not done; "
-                          f"'invoke matrix --resume' continues with them")
+                self._stopping.set()  # cell threads start no new build or container from here on
+                removed = self.remove_session_containers()
+                time.sleep(1.0)  # a thread past its check may still be creating one: sweep again
+                removed += self.remove_session_containers()
+                self.echo(f"interrupted: removed {removed} running probe containers; {len(summary['not_done'])} "
+                          f"cells not done; 'invoke matrix --resume' continues with them")
                 raise
             finally:
                 summary["duration_s"] = round(time.monotonic() - started, 3)
                 self.results.write_summary(summary)
         return summary
+
+    def probe_key(self, cell: Cell, image: Mapping[str, Any], quick: bool, perf: bool | None) -> str:
+        """What a probe result depends on: the image's id, the probe suite's files, this host's GPUs,
+        drivers, kernel and engine, the cell's env and run options, and the probe mode."""
+        host = {k: v for k, v in self.host.fingerprint().items() if k != "hostname"}
+        payload = {"image": image.get("id"), "suite": probe_suite_hash(), "host": host, "env": dict(cell.env),
+                   "run": repr(self.run_options), "quick": quick, "perf": perf}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+    def _reusable(self, cell: Cell, key: str) -> CellResult | None:
+        """The saved result of ``cell`` if its probes ran with exactly this key (pass or fail only)."""
+        try:
+            saved = CellResult.from_dict(json.loads(self.results.cell_path(cell.id).read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            return None
+        return saved if saved.probe_key == key and saved.status in ("pass", "fail") else None
+
+    def _ready_to_start(self) -> None:
+        """Called with a build or probe slot in hand, just before the work starts: stop if the run is
+        being interrupted, and if the engine went away (restarted under an earlier cell) wait for it,
+        so that only the cells it was running at that moment fail."""
+        if self._stopping.is_set():
+            raise _Stopped()
+        if not self.engine.wait_reachable(0) and not self.engine.wait_reachable(ENGINE_RECONNECT_S):
+            raise EngineOperationError("the Docker engine stopped answering during this run and did not come back")
+
+    def remove_session_containers(self) -> int:
+        """Stop and remove this run's probe containers (on an interrupt)."""
+        n = 0
+        for c in self.engine.containers_with_label(MANAGED_LABEL):
+            if (c.get("Labels") or {}).get(f"{LABEL_NS}.session") == SESSION_ID:
+                self.engine.remove_container(c["Id"])
+                n += 1
+        return n
 
     def sweep_stale_containers(self) -> list[str]:
         """Remove probe containers left by gpumatrix runs on this host that are no longer alive."""
@@ -296,12 +361,14 @@ class Runner:
         """A cell's failure is its result: engine trouble or a bug here must not end the run."""
         try:
             return self._run_cell(cell, server, **kwargs)
+        except _Stopped:
+            return _base_result(cell, "error", "interrupted", self.host)  # never read: the run is ending
         except EngineOperationError as err:
-            self.echo(f"  error: {err.reason}")
+            self.echo(f"{cell.id}: error: {err.reason}")
             return _base_result(cell, "error", err.reason, self.host)
         except Exception as err:  # noqa: BLE001 - recorded with its traceback, never silently dropped
             detail = "".join(traceback.format_exception(err))[-4000:]
-            self.echo(f"  error: internal error: {err!r}")
+            self.echo(f"{cell.id}: error: internal error: {err!r}")
             result = _base_result(cell, "error", f"internal error in gpumatrix: {err!r}", self.host)
             result.diagnosis = {"cause": "unknown", "remedy": "report this as a gpumatrix bug", "evidence": detail}
             return result
@@ -310,14 +377,17 @@ class Runner:
                   quick: bool, perf: bool | None) -> CellResult:
         timings: dict[str, float] = {}
         result = _base_result(cell, "pass", None, self.host)
+        echo = lambda msg: self.echo(f"{cell.id}: {msg}")  # noqa: E731 - cells run side by side
         try:
             if self.pull_from:
                 started = time.monotonic()
                 image = pull_cell_image(self.engine, self.pull_from, cell)
                 timings["pull_s"] = round(time.monotonic() - started, 3)
-                self.echo(f"  pulled {image['pulled']}")
+                echo(f"pulled {image['pulled']}")
             elif build:
-                image, timings["build_s"] = self.build(cell, server, rebuild=rebuild)
+                with self._gates.build_gate(cell):
+                    self._ready_to_start()
+                    image, timings["build_s"] = self.build(cell, server, rebuild=rebuild, echo=echo)
             else:
                 recipe = self.recipe(cell)
                 info = self.engine.image_info(recipe.tag)
@@ -327,15 +397,16 @@ class Runner:
                          "inputs_hash": recipe.inputs_hash}
             if self.push and not self.pull_from:
                 image = push_cell_image(self.engine, image, cell.base.id, cell.torch.version, self.push,
-                                        echo=self.echo)
+                                        echo=echo)
         except BuildError as err:
             result.status, result.reason = "build_error", err.reason
-            result.logs = {"build": str(self.results.log_path(cell.id, "build"))}
+            log_path = self.results.log_path(cell.id, "build")
+            result.logs = {"build": str(log_path)} if log_path.is_file() else {}
             log_text = _read_tail(self.results.log_path(cell.id, "build")) or err.log_tail
             found = diagnose(f"{err.reason}\n{log_text}", diagnosis_facts(cell, self.host, None))
             # Most build failures are about packages, not the GPU stack: keep only a real match.
             result.diagnosis = found.to_dict() if found.cause != "unknown" else None
-            self.echo(f"  build failed: {err.reason}")
+            echo(f"build failed: {err.reason}")
             result.timings = timings
             return result
         result.image = image
@@ -345,30 +416,49 @@ class Runner:
             result.status, result.reason = "skipped", "built only; probes not run"
             result.timings = timings
             return result
-        spec = probe_container_spec(cell, image["tag"], self.host, self.run_options, quick=quick, perf=perf,
-                                    peaks_file=self._peaks_file())
-        self.echo("  probing")
-        outcome = run_probes(self.engine, spec)
+        key = self.probe_key(cell, image, quick, perf)
+        result.probe_key = key
+        reusable = self._reusable(cell, key) if self.reuse_probes else None
+        if reusable is not None:
+            echo(f"reusing probe results: same image, probe suite, host and settings ({reusable.status})")
+            reusable.probes_reused, reusable.timings = True, {**timings, "probe_s": 0.0}
+            return reusable
+        with self._gates.probe_gate(cell) as slot:
+            self._ready_to_start()
+            spec = probe_container_spec(cell, image["tag"], self.host, self.run_options, quick=quick, perf=perf,
+                                        peaks_file=self._peaks_file(), slot=slot)
+            echo("probing" + (f" on {', '.join(g.name for g in slot.gpus)}" if slot else ""))
+            outcome = run_probes(self.engine, spec)
         timings["probe_s"] = round(outcome.duration_s, 3)
         result.timings = timings
         if not outcome.ok:
             result.status, result.reason = "error", outcome.error
             result.diagnosis = diagnose(f"{outcome.error}\n{outcome.stderr_tail}",
                                         diagnosis_facts(cell, self.host, None)).to_dict()
-            self.echo(f"  error: {outcome.error}")
+            echo(f"error: {outcome.error}")
             return result
         result.probes = outcome.document
         verdict = outcome.document.get("verdict") or {}
         if verdict.get("status") == "pass":
             result.status = "pass"
-            self.echo("  pass")
+            echo("pass")
         else:
             result.status = "fail"
             result.reason = verdict.get("summary") or "a probe failed"
             result.diagnosis = diagnose(_failure_text(outcome.document),
                                         diagnosis_facts(cell, self.host, outcome.document)).to_dict()
-            self.echo(f"  fail: {result.reason}")
+            echo(f"fail: {result.reason}")
         return result
+
+
+@functools.lru_cache(maxsize=None)
+def probe_suite_hash() -> str:
+    """sha256 over the probe suite's files (names and bytes): a changed probe means new results."""
+    h = hashlib.sha256()
+    root = probes_dir()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:24]
 
 
 def _read_tail(path: Path, limit: int = 64 * 1024) -> str:

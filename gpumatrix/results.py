@@ -46,6 +46,9 @@ class CellResult:
     timings: Mapping[str, float] = field(default_factory=dict)
     logs: Mapping[str, str] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    # Identifies what the probes saw (image, probe suite, host, env, mode); see Runner.probe_key.
+    probe_key: str | None = None
+    probes_reused: bool = False
     schema_version: int = RESULT_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

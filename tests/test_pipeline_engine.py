@@ -77,6 +77,8 @@ def test_matrix_builds_probes_and_tabulates(first_run):
     assert good.host["gpus"] == [] and good.host["engine"]["version"]
     assert good.timings["build_s"] >= 0 and good.timings["probe_s"] > 0
     assert good.image["reused"] is False
+    downloads = good.image["downloads"]  # pip's remote fetches went through the host's wheel cache
+    assert downloads["files"] >= 1 and downloads["upstream_bytes"] + downloads["cache_bytes"] > 0
     build_log = Path(good.logs["build"]).read_text()
     assert "Successfully built" in build_log and "Successfully installed" in build_log  # pip really ran
 
@@ -118,7 +120,16 @@ def test_rerun_with_nothing_changed_builds_nothing(first_run, workdir, engine):
     assert after.image["id"] == before.image["id"]
     assert not any("building" in line for line in lines)
     assert (log.stat().st_mtime_ns if log.exists() else None) == log_mtime  # no build ran, so no new log
-    assert after.status == "pass"
+    assert after.status == "pass" and after.probes_reused is False and after.probe_key
+
+    # --reuse-probes: same image, suite, host and settings -> the saved probe results stand, no container runs
+    lines.clear()
+    cli.run_matrix(str(workdir / "matrix.yaml"), str(workdir / "results"), only="cpu-torch2.13.0",
+                   reuse_probes=True, echo=lines.append)
+    reused = _cells(results)["cpu-torch2.13.0"]
+    assert reused.probes_reused is True and reused.timings["probe_s"] == 0.0
+    assert reused.probes == after.probes and any("reusing probe results" in line for line in lines)
+    assert not any("probing" in line for line in lines)
 
 
 @pytest.mark.slow

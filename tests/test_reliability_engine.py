@@ -193,7 +193,7 @@ schema_version: 1
 bases:
   - {id: cpu-a, vendor: cpu, image: debian:bookworm-slim, variant: cpu, env: {GPUMATRIX_FAULT_SLEEP: "0"}}
   - {id: cpu-b, vendor: cpu, image: debian:bookworm-slim, variant: cpu, env: {GPUMATRIX_FAULT_SLEEP: "30"}}
-  - {id: cpu-c, vendor: cpu, image: debian:bookworm-slim, variant: cpu}
+  - {id: cpu-c, vendor: cpu, image: debian:bookworm-slim, variant: cpu, env: {GPUMATRIX_FAULT_SLEEP: "30"}}
 torch:
   - {version: "2.13.0", variants: [cpu]}
 """
@@ -208,10 +208,12 @@ def _wait_for(predicate, timeout=60.0):
     return False
 
 
-def _probe_containers(engine, cell_prefix="cpu-"):
+def _probe_containers(engine, cell_prefix="cpu-", pid=None):
+    """Probe containers of these tests' cells (of runner process ``pid`` when given)."""
     return [c for c in engine.containers_with_label(MANAGED_LABEL)
             if (c.get("Labels") or {}).get("io.gpumatrix.role") == "probe"
-            and (c.get("Labels") or {}).get("io.gpumatrix.cell", "").startswith(cell_prefix)]
+            and (c.get("Labels") or {}).get("io.gpumatrix.cell", "").startswith(cell_prefix)
+            and (pid is None or (c.get("Labels") or {}).get("io.gpumatrix.pid") == str(pid))]
 
 
 def test_sigkill_then_resume(engine, python_image, fake_probes, tmp_path, tracked):
@@ -219,29 +221,35 @@ def test_sigkill_then_resume(engine, python_image, fake_probes, tmp_path, tracke
     results = tmp_path / "results"
     tracked["images"] += list(_tag_cells(engine, python_image, matrix, cells, results))
     (tmp_path / "runner.py").write_text(RUNNER)
+    log = open(tmp_path / "runner.log", "wb")
     proc = subprocess.Popen([sys.executable, str(tmp_path / "runner.py"), str(tmp_path / "matrix.yaml"), str(results)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
+                            stdout=log, stderr=log, env=os.environ.copy())
+    log.close()
     rd = ResultsDir(results)
     try:
-        assert _wait_for(lambda: rd.cell_path("cpu-a-torch2.13.0").is_file() and _probe_containers(engine, "cpu-b"))
+        # cells run in any order: wait until the quick one is done and a slow one is in its container
+        assert _wait_for(lambda: rd.cell_path("cpu-a-torch2.13.0").is_file()
+                         and _probe_containers(engine, pid=proc.pid)), \
+            (tmp_path / "runner.log").read_text()
     finally:
         proc.kill()  # SIGKILL: no handler, no finally
         proc.wait()
     summary = rd.read_summary()
-    assert summary["state"] == "running" and summary["cells"] == {"cpu-a-torch2.13.0": "pass"}
-    assert set(summary["not_done"]) == {"cpu-b-torch2.13.0", "cpu-c-torch2.13.0"}
-    orphans = _probe_containers(engine, "cpu-b")
-    assert orphans  # the killed runner left its container behind...
+    all_ids = {"cpu-a-torch2.13.0", "cpu-b-torch2.13.0", "cpu-c-torch2.13.0"}
+    assert summary["state"] == "running" and summary["cells"].get("cpu-a-torch2.13.0") == "pass"
+    assert summary["not_done"] and set(summary["not_done"]) | set(summary["cells"]) == all_ids
+    orphans = _probe_containers(engine, pid=proc.pid)
+    assert len(orphans) == 1  # the killed runner left its container behind...
     done_mtime = rd.cell_path("cpu-a-torch2.13.0").stat().st_mtime_ns
 
     from gpumatrix import cli
 
-    fast = SLOW_MATRIX.replace('GPUMATRIX_FAULT_SLEEP: "30"', 'GPUMATRIX_FAULT_SLEEP: "0"')
+    fast = SLOW_MATRIX.replace('"30"', '"0"')
     (tmp_path / "matrix.yaml").write_text(fast)  # same cells and images: only probe env differs
     lines: list[str] = []
     cli.run_matrix(str(tmp_path / "matrix.yaml"), str(results), build=False, resume=True, echo=lines.append)
     assert any("removed 1 stale probe containers" in line for line in lines)  # ...which the sweep removed
-    assert not _probe_containers(engine, "cpu-b")
+    assert not _probe_containers(engine, pid=proc.pid)
     assert rd.cell_path("cpu-a-torch2.13.0").stat().st_mtime_ns == done_mtime  # not redone
     summary = rd.read_summary()
     assert summary["state"] == "complete" and summary["not_done"] == []
@@ -252,22 +260,22 @@ def test_sigkill_then_resume(engine, python_image, fake_probes, tmp_path, tracke
 
 
 def test_sigterm_removes_containers_and_records_the_cut(engine, python_image, fake_probes, tmp_path, tracked):
-    matrix, cells = _cell(tmp_path, SLOW_MATRIX.replace('"0"}', '"30"}', 1))
+    matrix, cells = _cell(tmp_path, SLOW_MATRIX.replace('"0"}', '"30"}', 1))  # every cell is slow
     results = tmp_path / "results"
     tracked["images"] += list(_tag_cells(engine, python_image, matrix, cells, results))
     (tmp_path / "runner.py").write_text(RUNNER)
     proc = subprocess.Popen([sys.executable, str(tmp_path / "runner.py"), str(tmp_path / "matrix.yaml"), str(results)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
     try:
-        assert _wait_for(lambda: _probe_containers(engine, "cpu-a"))
+        assert _wait_for(lambda: _probe_containers(engine, pid=proc.pid))
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
     assert proc.returncode != 0
     summary = ResultsDir(results).read_summary()
-    assert summary["state"] == "interrupted" and "cpu-a-torch2.13.0" in summary["not_done"]
-    assert not _probe_containers(engine, "cpu-a")  # removed on the way out, not left running
+    assert summary["state"] == "interrupted" and len(summary["not_done"]) == 3
+    assert not _probe_containers(engine, pid=proc.pid)  # removed on the way out, not left running
 
 
 @pytest.fixture
@@ -292,12 +300,12 @@ def second_engine(engine, python_image, monkeypatch):
 def test_engine_restart_mid_run_fails_only_the_cells_it_hit(second_engine, fake_probes, tmp_path, monkeypatch):
     other, url = second_engine
     monkeypatch.setenv("DOCKER_HOST", url)
-    matrix, cells = _cell(tmp_path, SLOW_MATRIX.replace('"0"}', '"20"}', 1))
+    matrix, cells = _cell(tmp_path, SLOW_MATRIX.replace('"0"}', '"20"}', 1).replace('"30"', '"0"'))
     results = tmp_path / "results"
     list(_tag_cells(other, PY_IMAGE, matrix, cells, results))
     pid = int((devengine.engine_dir() / "dockerd.pid").read_text())
 
-    def restart_engine():
+    def restart_engine():  # cpu-a is the slow one (20 s): kill the engine while it runs
         _wait_for(lambda: _probe_containers(other, "cpu-a"), timeout=60)
         os.kill(pid, signal.SIGKILL)
         time.sleep(2)
