@@ -660,6 +660,7 @@ class PackageServer:
     proxy_remote: bool = True  # False: remote indexes are passed to builds unchanged, as before
     page_ttl_s: float = 300.0
     upstream_timeout_s: float = 30.0  # below pip's --timeout 60, so pip sees our 502, not its own timeout
+    port: int = 0  # 0: any free port (the URLs are build args, so they only matter to the engine's layer cache)
     _server: http.server.ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _proxy: _Proxy = field(init=False, repr=False)
@@ -670,7 +671,7 @@ class PackageServer:
     def __enter__(self) -> "PackageServer":
         handler = type("Handler", (_Handler,), {"routes": self.routes, "proxy": self._proxy})
         self._proxy.sweep_stale_parts()
-        self._server = _Server(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", self.port), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="gpumatrix-pkgserve", daemon=True)
         self._thread.start()
         return self
