@@ -301,7 +301,9 @@ class Engine:
     def create_container(self, spec: ContainerSpec) -> str:
         """Create (not start) a container; return its id. Used by :meth:`run` and by tests that inspect HostConfig."""
         host_config = self.api.create_host_config(
-            binds={m.source: {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in spec.mounts},
+            # The engine takes a relative source for a named volume, so host paths must be absolute.
+            binds={os.path.abspath(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"}
+                   for m in spec.mounts},
             devices=list(spec.devices) or None,
             device_requests=[DeviceRequest(driver=d.driver, count=d.count, device_ids=list(d.device_ids) or None,
                                            capabilities=[list(c) for c in d.capabilities])

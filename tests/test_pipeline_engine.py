@@ -133,6 +133,16 @@ def test_rerun_with_nothing_changed_builds_nothing(first_run, workdir, engine):
 
 
 @pytest.mark.slow
+def test_relative_results_folder(first_run, workdir, monkeypatch):
+    """`invoke matrix --results results` from the project folder: relative paths must reach the engine
+    as absolute bind sources (the engine reads a relative one as a volume name)."""
+    monkeypatch.chdir(workdir)
+    cli.run_matrix("matrix.yaml", "results-relative", only="cpu-torch2.13.0", quick=True, echo=lambda s: None)
+    cell = _cells(ResultsDir(workdir / "results-relative"))["cpu-torch2.13.0"]
+    assert cell.status == "pass" and cell.probes["mode"] == "quick"
+
+
+@pytest.mark.slow
 def test_report_rerenders_without_engine(first_run, monkeypatch):
     _, results = first_run
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
