@@ -86,11 +86,23 @@ def _expansion_json(expansion: Expansion, cells) -> dict:
     }
 
 
-def save_tables(results: ResultsDir, echo: Callable[[str], None]) -> None:
+def _load(results: ResultsDir, echo: Callable[[str], None]):
+    """The readable cell results (warning about unreadable files) and the host of the last run."""
     cells, warnings = results.load()
-    host = (results.read_summary() or {}).get("host")
     for w in warnings:
         echo(f"warning: {w}")
+    return cells, (results.read_summary() or {}).get("host")
+
+
+def _render_selected(cells, host, fmt: str, only: str | None) -> str:
+    if only:
+        patterns = split_patterns(only)
+        cells = [c for c in cells if any(matches(c.cell_id, p) for p in patterns)]
+    return render(cells, fmt, title="gpumatrix compatibility" if fmt == "markdown" else None, host=host)
+
+
+def save_tables(results: ResultsDir, cells, host) -> None:
+    """Keep the last table next to the results, for people and for CI job summaries."""
     write_text_atomic(results.path / "table.txt", render(cells, "text", host=host))
     write_text_atomic(results.path / "table.md", render(cells, "markdown", title="gpumatrix compatibility", host=host))
 
@@ -130,8 +142,9 @@ def run_matrix(matrix_path: str, results_path: str, only: str | None = None, *, 
                    resume=resume, jobs=jobs)
     finally:
         engine.close()
-    save_tables(results, echo)
-    table = report(results_path, fmt, only=only)
+    loaded, host = _load(results, echo)  # read once: the saved tables and the returned one
+    save_tables(results, loaded, host)
+    table = _render_selected(loaded, host, fmt, only)
     return _gated(table, baseline, results_path, [c.id for c in cells], fmt)
 
 
@@ -167,14 +180,8 @@ def report(results_path: str, fmt: str = "text", only: str | None = None, baseli
         else:
             table = report(results_path, fmt, only=only)
         return _gated(table, baseline, results_path, ids if only else None, fmt)
-    cells, warnings = results.load()
-    for w in warnings:
-        _stderr(f"warning: {w}")
-    if only:
-        patterns = split_patterns(only)
-        cells = [c for c in cells if any(matches(c.cell_id, p) for p in patterns)]
-    host = (results.read_summary() or {}).get("host")
-    return render(cells, fmt, title="gpumatrix compatibility" if fmt == "markdown" else None, host=host)
+    cells, host = _load(results, _stderr)
+    return _render_selected(cells, host, fmt, only)
 
 
 def clean(dry_run: bool = False, only: str | None = None) -> str:
@@ -231,6 +238,3 @@ def doctor(matrix_path: str, only: str | None = None, nvidia_mode: str | None = 
         if engine is not None:
             engine.close()
 
-
-def matrix_schema_path() -> Path:
-    return Path(__file__).resolve().parent / "data" / "matrix.schema.json"

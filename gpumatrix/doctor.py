@@ -231,7 +231,7 @@ def arch_check(cell: Cell, host: HostInfo) -> tuple[str, str, str] | None:
     if not misfits:
         return "pass", f"{cell.id}: " + "; ".join(f"GPU {g.index} {g.arch}: {how}" for g, how in fits), ""
     names = ", ".join(sorted({f"{g.arch} ({g.name})" for g, _ in misfits}))
-    fix = (f"use a torch build that lists the arch (see gpumatrix/data/torch_archs.yaml)"
+    fix = ("use a torch build that lists the arch (see gpumatrix/data/torch_archs.yaml)"
            + ("; for a consumer card close to a supported one set hsa_override_gfx_version on the base "
               "(e.g. \"11.0.0\" for gfx1100-like RDNA3)" if cell.vendor == "amd" else ""))
     detail = f"{build} has no kernels for {names}: it ships {listed}"
@@ -391,10 +391,10 @@ def check_amd(host: HostInfo, cells: Sequence[Cell], run: RunOptions) -> list[Ch
             out.append(Check(f"amd {node}", "pass", desc + f"; containers get group {gid} added"))
         else:
             out.append(Check(f"amd {node}", "fail", desc + ": a non-root container user cannot open it",
-                             f"give it to the render group with a udev rule, e.g. "
-                             f"/etc/udev/rules.d/70-amdgpu.rules: KERNEL==\"kfd\", GROUP=\"render\", MODE=\"0660\" and "
-                             f"SUBSYSTEM==\"drm\", KERNEL==\"renderD*\", GROUP=\"render\", MODE=\"0660\"; "
-                             f"then sudo udevadm control --reload && sudo udevadm trigger"))
+                             "give it to the render group with a udev rule, e.g. "
+                             "/etc/udev/rules.d/70-amdgpu.rules: KERNEL==\"kfd\", GROUP=\"render\", MODE=\"0660\" and "
+                             "SUBSYSTEM==\"drm\", KERNEL==\"renderD*\", GROUP=\"render\", MODE=\"0660\"; "
+                             "then sudo udevadm control --reload && sudo udevadm trigger"))
     if "render" not in host.group_ids:
         out.append(Check("amd groups", "warn", f"no 'render' group on this host (groups: {dict(host.group_ids)})",
                          "older distributions use 'video' only; the device nodes' own GIDs are added regardless"))

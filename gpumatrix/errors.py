@@ -63,15 +63,6 @@ class BuildError(GpumatrixError):
         super().__init__(reason)
 
 
-class ProbeRunError(GpumatrixError):
-    """A probe container could not be run or gave no readable result."""
-
-    def __init__(self, reason: str, exit_status: int | None = None, output_tail: str = ""):
-        self.reason = reason
-        self.exit_status = exit_status
-        self.output_tail = output_tail
-        super().__init__(reason)
-
 
 class ResultsLocked(GpumatrixError):
     """Another gpumatrix run holds the results folder."""

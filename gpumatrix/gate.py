@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import RegressionFound
-from .merge import FAILING, Merged, load_sources, restrict
+from .merge import Merged, load_sources, restrict
 from .report import WORDS
 
 

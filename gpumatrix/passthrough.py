@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from .config import Base, Cell, Matrix, RunOptions
 from .engine import ContainerSpec, DeviceRequestSpec
@@ -400,14 +400,3 @@ def apply_passthrough(spec: ContainerSpec, p: Passthrough, run: RunOptions | Non
                    security_opt=tuple(dict.fromkeys([*spec.security_opt, *p.security_opt])))
 
 
-def passthrough_summary(p: Passthrough) -> dict[str, Any]:
-    """A plain-dict description of a passthrough (for results and ``invoke doctor``)."""
-    return {"mode": p.mode, "devices": list(p.devices), "group_add": list(p.group_add),
-            "device_requests": [{"driver": d.driver, "count": d.count, "device_ids": list(d.device_ids),
-                                 "capabilities": [list(c) for c in d.capabilities]} for d in p.device_requests],
-            "runtime": p.runtime, "ipc_mode": p.ipc_mode, "security_opt": list(p.security_opt),
-            "environment": dict(sorted(p.environment.items())), "notes": list(p.notes)}
-
-
-def vendors_of(cells: Iterable[Cell]) -> set[str]:
-    return {c.vendor for c in cells if c.applicable}

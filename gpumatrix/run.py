@@ -74,7 +74,7 @@ def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOpt
                          quick: bool = False, perf: bool | None = None,
                          peaks_file: Path | None = None, slot: GpuSlot | None = None) -> ContainerSpec:
     """The container that runs the probes for ``cell`` (``peaks_file``: see :func:`write_peaks_file`;
-    ``slot``: the GPU(s) it is pinned to, see :func:`gpumatrix.passthrough.assign_slots`)."""
+    ``slot``: the GPU(s) it is pinned to, handed out by :class:`gpumatrix.schedule.Scheduler`)."""
     passthrough = passthrough_options_for(cell.vendor, host, run=options, base=cell.base, slot=slot)
     command = ["python3", "-m", "probes", "--json"]
     if quick:
