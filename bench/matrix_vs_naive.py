@@ -43,11 +43,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpumatrix.config import expand_cells, load_matrix  # noqa: E402
-from gpumatrix.engine import MANAGED_LABEL, Engine, tar_context  # noqa: E402
+from gpumatrix.config.matrix import expand_cells, load_matrix  # noqa: E402
+from gpumatrix.engine.client import MANAGED_LABEL, Engine, tar_context  # noqa: E402
 from gpumatrix.host import discover_host  # noqa: E402
-from gpumatrix.images import TEMPLATE_FOR_VENDOR, images_dir, render_build_context  # noqa: E402
-from gpumatrix.sources import PackageServer, host_pip_settings  # noqa: E402
+from gpumatrix.images.build import TEMPLATE_FOR_VENDOR, render_build_context
+from gpumatrix.resources import templates_dir  # noqa: E402
+from gpumatrix.images.sources import PackageServer, host_pip_settings  # noqa: E402
 
 MATRIX = ROOT / "bench" / "matrix-bench.yaml"
 TOOLS_BASE = "gpumatrix-bench/bookworm-tools:1"
@@ -89,7 +90,7 @@ def naive_loop(engine: Engine, matrix, cells, workdir: Path, port: int) -> dict:
     user's build args do not change between runs, so the engine's layer cache must stay valid."""
     ctx = workdir / "ctx"
     shutil.rmtree(ctx, ignore_errors=True)
-    shutil.copytree(images_dir(), ctx)
+    shutil.copytree(templates_dir(), ctx, ignore=shutil.ignore_patterns('__init__.py', '__pycache__'))
     env = dict(os.environ, DOCKER_BUILDKIT="0")  # Debian's docker.io 20.10 engine has no buildx
     pip = host_pip_settings()
     started = time.monotonic()

@@ -119,7 +119,7 @@ def find_cpu_cell_image(engine: Any) -> tuple[str, dict[str, str]] | None:
 def bench_in_cell(runs: int, timeout_s: float) -> dict[str, Any]:
     sys.path.insert(0, str(REPO))
     try:
-        from gpumatrix.engine import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, Mount
+        from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, Mount
         from gpumatrix.errors import GpumatrixError
     except ImportError as err:
         return {"skipped": "gpumatrix is not importable here: %s" % err}

@@ -11,19 +11,20 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .config import Expansion, expand_cells, load_matrix, matches, select, split_patterns
-from .engine import LABEL_NS, MANAGED_LABEL, Engine
-from .doctor import doctor_report, passthrough_blockers
-from .errors import ConfigError, EngineUnavailable, Problem, RegressionFound
-from .passthrough import with_nvidia_mode
-from .fleet import gha_matrix, normalize_registry, select_shard
-from .gate import gate_results
-from .merge import MERGE_FORMATS, load_sources, merge_command, render_merged, restrict
-from .recommend import recommend_command
-from .fsutil import write_text_atomic
-from .pipeline import Runner
-from .report import FORMATS, render
-from .results import ResultsDir
+from gpumatrix.config.matrix import Expansion, expand_cells, load_matrix, matches, select, split_patterns
+from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
+from gpumatrix.doctor.checks import doctor_report, passthrough_blockers
+from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound
+from gpumatrix.run.passthrough import with_nvidia_mode
+from gpumatrix.config.select import gha_matrix, select_shard
+from gpumatrix.images.registry import normalize_registry
+from gpumatrix.results.gate import gate_results
+from gpumatrix.results.merge import MERGE_FORMATS, load_sources, merge_command, render_merged, restrict
+from gpumatrix.results.recommend import recommend_command
+from gpumatrix.fsutil import write_text_atomic
+from gpumatrix.run.pipeline import Runner
+from gpumatrix.report.table import FORMATS, render
+from gpumatrix.results.store import ResultsDir
 
 CELL_LABEL = f"{LABEL_NS}.cell"
 

@@ -284,7 +284,7 @@ def query_nvidia_smi(run: ToolRunner = _run_tool) -> tuple[list[GPU], str | None
 
 def nvidia_arch_from_name(name: str) -> str | None:
     """The sm_XY of a GPU model name via ``torch_archs.yaml`` ``gpu_targets`` (when no tool reports it)."""
-    from .releases import load_data
+    from gpumatrix.knowledge.releases import load_data
 
     for names, arch in (load_data("torch_archs").get("gpu_targets") or {}).items():
         if not str(arch).startswith("sm_"):

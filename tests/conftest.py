@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from gpumatrix.engine import Engine
+from gpumatrix.engine.client import Engine
 from gpumatrix.errors import EngineUnavailable
 
 

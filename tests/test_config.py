@@ -10,8 +10,9 @@ import jsonschema
 import pytest
 import yaml
 
-from gpumatrix import config, releases
-from gpumatrix.config import expand_cells, load_matrix, matches, parse_matrix, select
+from gpumatrix.config import matrix as config
+from gpumatrix.knowledge import releases
+from gpumatrix.config.matrix import expand_cells, load_matrix, matches, parse_matrix, select
 from gpumatrix.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix.config import Base, RunOptions, expand_cells, load_matrix, parse_matrix
-from gpumatrix.doctor import (
+from gpumatrix.config.matrix import Base, RunOptions, expand_cells, load_matrix, parse_matrix
+from gpumatrix.doctor.checks import (
     check_amd, check_disk, check_shm, cuda_arch_runs, cuda_version_of_base, doctor_report, driver_need,
     max_cuda_for_driver, passthrough_blockers, preflight_cell, torch_arch_list,
 )

@@ -11,17 +11,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpumatrix.config import expand_cells, load_matrix
+from gpumatrix.config.matrix import expand_cells, load_matrix
 from gpumatrix.errors import ConfigError, RegressionFound
-from gpumatrix.fleet import gha_matrix, normalize_registry, parse_shard, registry_ref, select_shard, shard_cells
-from gpumatrix.gate import compare, enforce, gate, render_comparison
+from gpumatrix.config.select import gha_matrix, parse_shard, select_shard, shard_cells
+from gpumatrix.images.registry import normalize_registry, registry_ref
+from gpumatrix.results.gate import compare, enforce, gate, render_comparison
 from gpumatrix.host import HostInfo
-from gpumatrix.merge import host_type_of, load_sources, merge_command, merge_results, render_merged
-from gpumatrix.pipeline import Runner
-from gpumatrix.recommend import NoRecommendation, recommend, recommend_command
-from gpumatrix.report import render
-from gpumatrix.report_junit import render_junit
-from gpumatrix.results import STATUSES, CellResult, ResultsDir
+from gpumatrix.results.merge import host_type_of, load_sources, merge_command, merge_results, render_merged
+from gpumatrix.run.pipeline import Runner
+from gpumatrix.results.recommend import NoRecommendation, recommend, recommend_command
+from gpumatrix.report.table import render
+from gpumatrix.report.junit import render_junit
+from gpumatrix.results.store import STATUSES, CellResult, ResultsDir
 
 REPO = Path(__file__).resolve().parent.parent
 

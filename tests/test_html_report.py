@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix.merge import merge_command, merge_results
-from gpumatrix.report_html import render_html
-from gpumatrix.results import ResultsDir
+from gpumatrix.results.merge import merge_command, merge_results
+from gpumatrix.report.html import render_html
+from gpumatrix.results.store import ResultsDir
 
 from test_fleet import CPU, H100, H100_LABEL, MI300, probes_doc, result
 

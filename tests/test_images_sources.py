@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix import images
-from gpumatrix.config import expand_cells, parse_matrix
-from gpumatrix.engine import tar_context
-from gpumatrix.images import explain_build_failure, render_build_context
-from gpumatrix.sources import PackageServer, PipSettings, build_sources, host_pip_settings
+from gpumatrix.config.matrix import expand_cells, parse_matrix
+from gpumatrix.engine.client import tar_context
+from gpumatrix.resources import templates_dir
+from gpumatrix.images.build import explain_build_failure, render_build_context
+from gpumatrix.images.sources import PackageServer, PipSettings, build_sources, host_pip_settings
 
 MATRIX = """\
 schema_version: 1
@@ -52,7 +52,7 @@ def test_tag_is_stable_and_depends_on_inputs():
 
 def test_template_change_changes_tag(tmp_path, monkeypatch):
     m, c = cells()
-    for f in Path(images.images_dir()).iterdir():
+    for f in Path(templates_dir()).iterdir():
         (tmp_path / f.name).write_bytes(f.read_bytes())
     monkeypatch.setenv("GPUMATRIX_IMAGES_DIR", str(tmp_path))
     before = render_build_context(c["cpu-torch2.13.0"], m, PIP, "sha256:b").tag

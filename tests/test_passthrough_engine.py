@@ -20,15 +20,15 @@ import jsonschema
 import pytest
 import yaml
 
-from gpumatrix.config import RunOptions, expand_cells, parse_matrix
-from gpumatrix.engine import MANAGED_LABEL, ContainerSpec, EngineOperationError
+from gpumatrix.config.matrix import RunOptions, expand_cells, parse_matrix
+from gpumatrix.engine.client import MANAGED_LABEL, ContainerSpec, EngineOperationError
 from gpumatrix.errors import ConfigError
 from gpumatrix.host import GPU, HostInfo, discover_host
-from gpumatrix.passthrough import (
+from gpumatrix.run.passthrough import (
     PassthroughUnavailable, all_gpus_slot, apply_passthrough, assign_slots, check_nvidia_modes,
     explain_engine_error, gpu_slots, passthrough_options_for, resolve_nvidia_mode, with_nvidia_mode,
 )
-from gpumatrix.run import probe_container_spec
+from gpumatrix.run.probe import probe_container_spec
 
 FIX = Path(__file__).parent / "fixtures" / "host"
 IMAGE = "debian:bookworm-slim"

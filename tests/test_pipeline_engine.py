@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from gpumatrix import cli
-from gpumatrix.config import expand_cells, load_matrix
-from gpumatrix.engine import MANAGED_LABEL, tar_context
+from gpumatrix.config.matrix import expand_cells, load_matrix
+from gpumatrix.engine.client import MANAGED_LABEL, tar_context
 from gpumatrix.host import discover_host
-from gpumatrix.results import ResultsDir
-from gpumatrix.run import probe_container_spec
+from gpumatrix.results.store import ResultsDir
+from gpumatrix.run.probe import probe_container_spec
 
 pytestmark = [pytest.mark.engine]
 
@@ -179,7 +179,7 @@ def test_clean_removes_only_labelled_objects(engine, tracked, unique):
     engine.build(ctx, mine, {}, {MANAGED_LABEL: "true", "io.gpumatrix.cell": f"cleantest-{unique}"}, lambda s: None)
     engine.build(ctx, theirs, {}, {}, lambda s: None)
     tracked["images"] += [mine, theirs]
-    from gpumatrix.engine import ContainerSpec
+    from gpumatrix.engine.client import ContainerSpec
     user_container = engine.create_container(ContainerSpec(image=theirs, command=["true"], name=f"user-{unique}"))
     tracked["containers"].append(user_container)
 

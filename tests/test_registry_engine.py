@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix.engine import EngineOperationError, tar_context
+from gpumatrix.engine.client import EngineOperationError, tar_context
 from gpumatrix.errors import BuildError
-from gpumatrix.fleet import cell_ref, pull_cell_image, push_cell_image, registry_ref, resolve_pull_ref
+from gpumatrix.images.registry import cell_ref, push_cell_image, registry_ref
+from gpumatrix.run.pull import pull_cell_image, resolve_pull_ref
 
 pytestmark = pytest.mark.engine
 

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix import devengine
-from gpumatrix.config import RunOptions, expand_cells, load_matrix
-from gpumatrix.engine import MANAGED_LABEL, Engine, tar_context
+from tools import devengine
+from gpumatrix.config.matrix import RunOptions, expand_cells, load_matrix
+from gpumatrix.engine.client import MANAGED_LABEL, Engine, tar_context
 from gpumatrix.host import discover_host
-from gpumatrix.pipeline import Runner
-from gpumatrix.results import ResultsDir
-from gpumatrix.run import parse_probe_output, probe_container_spec, run_probes
+from gpumatrix.run.pipeline import Runner
+from gpumatrix.results.store import ResultsDir
+from gpumatrix.run.probe import parse_probe_output, probe_container_spec, run_probes
 
 pytestmark = [pytest.mark.engine]
 
@@ -125,7 +125,7 @@ def _run_fault(engine, python_image, tmp_path, fault, **options):
 
 
 def _no_containers_left(engine):
-    from gpumatrix.run import SESSION_ID
+    from gpumatrix.run.probe import SESSION_ID
 
     return [c for c in engine.containers_with_label(MANAGED_LABEL)
             if (c.get("Labels") or {}).get("io.gpumatrix.session") == SESSION_ID]
@@ -160,7 +160,7 @@ def test_fork_bomb_hits_the_pids_limit(engine, python_image, fake_probes, tmp_pa
 
 
 def test_flood_is_bounded_in_memory(engine, python_image, fake_probes, tmp_path):
-    from gpumatrix import run
+    from gpumatrix.run import probe as run
 
     cap = run.MAX_PROBE_OUTPUT
     matrix, cells = _cell(tmp_path)

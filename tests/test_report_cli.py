@@ -6,15 +6,14 @@ import json
 import re
 import os
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from gpumatrix import cli
 from gpumatrix.errors import ResultsLocked
-from gpumatrix.pipeline import results_lock
-from gpumatrix.report import render, version_key
-from gpumatrix.results import CellResult, ResultsDir
+from gpumatrix.run.pipeline import results_lock
+from gpumatrix.report.table import render, version_key
+from gpumatrix.results.store import CellResult, ResultsDir
 
 
 def result(cell_id, status, reason=None, **kw):

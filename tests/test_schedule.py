@@ -6,9 +6,9 @@ import threading
 import time
 from dataclasses import replace
 
-from gpumatrix.config import Base, Cell, TorchSpec
+from gpumatrix.config.matrix import Base, Cell, TorchSpec
 from gpumatrix.host import GPU, HostInfo
-from gpumatrix.schedule import Scheduler
+from gpumatrix.run.schedule import Scheduler
 
 
 def cell(cid, vendor="cpu", image="debian:bookworm-slim", gpus="1"):

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix import sources
-from gpumatrix.sources import PackageServer, PipSettings, build_sources, wheel_cache_dir
+from gpumatrix.images import sources
+from gpumatrix.images.sources import PackageServer, PipSettings, build_sources, wheel_cache_dir
 
 
 def make_wheel(name: str, version: str) -> bytes:

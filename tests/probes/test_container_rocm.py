@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix.engine import LABEL_NS, MANAGED_LABEL, ContainerSpec, Mount, tar_context
+from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Mount, tar_context
 from gpumatrix.errors import BuildError
 
 from suite_helpers import REPO

@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from .config import Base, Cell, Matrix, RunOptions
-from .engine import ContainerSpec, DeviceRequestSpec
-from .errors import ConfigError, GpumatrixError, Problem
-from .host import GPU, HostInfo, device_gid, version_tuple
+from gpumatrix.config.matrix import Base, Cell, Matrix, RunOptions
+from gpumatrix.engine.client import ContainerSpec, DeviceRequestSpec
+from gpumatrix.errors import ConfigError, GpumatrixError, Problem
+from gpumatrix.host import GPU, HostInfo, device_gid, version_tuple
 
 NVIDIA_MODES = ("auto", "gpus", "cdi", "runtime")
 # Preference for ``auto``: the device request is what the toolkit's own install guide checks

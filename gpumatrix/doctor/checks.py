@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .config import Base, Cell, Matrix, RunOptions
-from .host import HostInfo, discover_host, gfx_from_override, version_tuple
-from .passthrough import (AUTO_ORDER, PassthroughUnavailable, amd_missing_kfd_hint, check_nvidia_modes,
+from gpumatrix.config.matrix import Base, Cell, Matrix, RunOptions
+from gpumatrix.host import HostInfo, discover_host, gfx_from_override, version_tuple
+from gpumatrix.run.passthrough import (AUTO_ORDER, PassthroughUnavailable, amd_missing_kfd_hint, check_nvidia_modes,
                           hsa_override_for, resolve_nvidia_mode, stale_cdi_specs)
-from .releases import load_data
+from gpumatrix.knowledge.releases import load_data
 
 STATUSES = ("pass", "warn", "fail", "skip")
 GIB = 1024 ** 3

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import __version__
+from gpumatrix import __version__
 
 PYPI = "https://pypi.org/simple"
 

@@ -24,9 +24,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from tabulate import tabulate
 
-from .errors import ConfigError, Problem
-from .report import LEGEND, MARKS, WORDS, footnote_text, short_reason, version_key
-from .results import STATUSES, CellResult, ResultsDir
+from gpumatrix.errors import ConfigError, Problem
+from gpumatrix.report.table import LEGEND, MARKS, WORDS, footnote_text, short_reason, version_key
+from gpumatrix.results.store import STATUSES, CellResult, ResultsDir
 
 MERGED_FORMAT = "gpumatrix-merged"
 MERGED_SCHEMA_VERSION = 1
@@ -332,10 +332,10 @@ def render_merged(merged: Merged, fmt: str = "text", title: str | None = "gpumat
     if fmt == "json":
         return json.dumps(merged.to_json_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if fmt == "html":
-        from .report_html import render_html
+        from gpumatrix.report.html import render_html
         return render_html(merged, title=title or "gpumatrix")
     if fmt == "junit":
-        from .report_junit import render_junit
+        from gpumatrix.report.junit import render_junit
         return render_junit(merged)
     if fmt not in MERGE_FORMATS:
         raise ConfigError([Problem("--format", None, f"unknown format {fmt!r}; choose one of "
@@ -380,11 +380,11 @@ def merge_command(paths: Sequence[str], fmt: str = "text", output: str | None = 
     merged = load_sources(paths)
     text = render_merged(merged, fmt)
     if output:
-        from .fsutil import write_text_atomic
+        from gpumatrix.fsutil import write_text_atomic
         write_text_atomic(output, text)
         text = f"wrote {output}\n"
     if baseline:
-        from .gate import compare, enforce, render_comparison
+        from gpumatrix.results.gate import compare, enforce, render_comparison
         comp = compare(load_sources([baseline]), merged)
         enforce(comp)
         text += "\n" + render_comparison(comp, "markdown" if fmt == "markdown" else "text")

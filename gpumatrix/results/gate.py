@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import RegressionFound
-from .merge import Merged, load_sources, restrict
-from .report import WORDS
+from gpumatrix.errors import RegressionFound
+from gpumatrix.results.merge import Merged, load_sources, restrict
+from gpumatrix.report.table import WORDS
 
 
 @dataclass(frozen=True)

@@ -24,19 +24,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from . import __version__
-from .config import Cell, Matrix, RunOptions
-from .diagnose import diagnose
-from .doctor import preflight_cell
-from .engine import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
-from .errors import BuildError, ResultsLocked
-from .host import HostInfo, discover_host
-from .fleet import pull_cell_image, push_cell_image
-from .images import BuildRecipe, build_image, ensure_base, render_build_context
-from .results import CellResult, ResultsDir
-from .schedule import Scheduler
-from .run import SESSION_ID, probe_container_spec, probes_dir, run_probes, write_peaks_file
-from .sources import PackageServer, host_pip_settings
+from gpumatrix import __version__
+from gpumatrix.config.matrix import Cell, Matrix, RunOptions
+from gpumatrix.diagnose import diagnose
+from gpumatrix.doctor.checks import preflight_cell
+from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
+from gpumatrix.errors import BuildError, ResultsLocked
+from gpumatrix.host import HostInfo, discover_host
+from gpumatrix.images.registry import push_cell_image
+from gpumatrix.run.pull import pull_cell_image
+from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
+from gpumatrix.results.store import CellResult, ResultsDir
+from gpumatrix.run.schedule import Scheduler
+from gpumatrix.resources import probes_dir
+from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
+from gpumatrix.images.sources import PackageServer, host_pip_settings
 
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "cpu": "CPU"}
 

@@ -18,9 +18,9 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-from .config import Cell
-from .host import HostInfo
-from .passthrough import GpuSlot, all_gpus_slot, gpu_slots, wants_all_gpus
+from gpumatrix.config.matrix import Cell
+from gpumatrix.host import HostInfo
+from gpumatrix.run.passthrough import GpuSlot, all_gpus_slot, gpu_slots, wants_all_gpus
 
 
 def layer_group(cell: Cell) -> tuple[str, str, str]:

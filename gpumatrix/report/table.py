@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 
 from tabulate import tabulate
 
-from .results import STATUSES, CellResult
+from gpumatrix.results.store import STATUSES, CellResult
 
 MARKS = {"pass": "✔", "fail": "✘", "error": "!", "build_error": "!", "skipped": "–", "not_applicable": "·"}
 WORDS = {"pass": "pass", "fail": "fail", "error": "error", "build_error": "build failed", "skipped": "skipped",

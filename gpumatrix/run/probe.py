@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config import Cell, RunOptions
-from .engine import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, EngineOperationError, Mount
-from . import releases
-from .fsutil import write_json_atomic
-from .host import HostInfo
-from .passthrough import GpuSlot, apply_passthrough, explain_engine_error, passthrough_options_for
+from gpumatrix.config.matrix import Cell, RunOptions
+from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, EngineOperationError, Mount
+from gpumatrix.knowledge import releases
+from gpumatrix.fsutil import write_json_atomic
+from gpumatrix.resources import probes_dir
+from gpumatrix.host import HostInfo
+from gpumatrix.run.passthrough import GpuSlot, apply_passthrough, explain_engine_error, passthrough_options_for
 
 PROBES_PARENT = "/opt/gpumatrix"
 PROBE_SCHEMA_VERSION = 1
@@ -51,10 +52,6 @@ def write_peaks_file(folder: Path) -> Path:
     path = folder / "peaks.json"
     write_json_atomic(path, peaks_table())
     return path
-
-
-def probes_dir() -> Path:
-    return Path(os.environ.get("GPUMATRIX_PROBES_DIR") or Path(__file__).resolve().parent.parent / "probes")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .fsutil import write_json_atomic
+from gpumatrix.fsutil import write_json_atomic
 
 RESULT_SCHEMA_VERSION = 1
 # Ordered from best to worst; the report's legend follows this order.

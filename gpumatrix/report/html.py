@@ -14,9 +14,9 @@ import json
 import re
 from typing import Any, Mapping
 
-from .merge import Entry, Merged, merged_counts
-from .report import LEGEND, MARKS, WORDS, short_reason, version_key
-from .results import STATUSES, CellResult
+from gpumatrix.results.merge import Entry, Merged, merged_counts
+from gpumatrix.report.table import LEGEND, MARKS, WORDS, short_reason, version_key
+from gpumatrix.results.store import STATUSES, CellResult
 
 STATUS_RANK = {s: i for i, s in enumerate(("pass", "conflict", "fail", "error", "build_error", "skipped",
                                            "not_applicable"))}

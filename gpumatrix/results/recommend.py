@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Mapping, Sequence
 
-from .errors import ConfigError, GpumatrixError, Problem
-from .merge import Merged, Sourced, load_sources
-from .report import version_key
-from .results import CellResult
+from gpumatrix.errors import ConfigError, GpumatrixError, Problem
+from gpumatrix.results.merge import Merged, Sourced, load_sources
+from gpumatrix.report.table import version_key
+from gpumatrix.results.store import CellResult
 
 CRITICAL_LAYERS = (1, 2, 3, 4, 5)
 BAD_PROBE_STATUSES = ("fail", "error", "timeout", "crash")
@@ -173,7 +173,7 @@ def recommend_command(sources: Sequence[str], host_type: str | None = None, vend
         raise ConfigError([Problem("--vendor", None, f"unknown vendor {vendor!r}; choose nvidia, amd or cpu")])
     merged = load_sources(sources)
     if host_type is None:
-        from .host import discover_host
-        from .merge import host_type_of
+        from gpumatrix.host import discover_host
+        from gpumatrix.results.merge import host_type_of
         host_type = host_type_of(discover_host().fingerprint())
     return render_recommendation(recommend(merged, host_type, vendor, min_torch, list(require)), fmt)

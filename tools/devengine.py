@@ -27,8 +27,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from .engine import Engine, EngineOperationError
-from .errors import EngineUnavailable, GpumatrixError
+from gpumatrix.engine.client import Engine, EngineOperationError
+from gpumatrix.errors import EngineUnavailable, GpumatrixError
 
 DEBIAN_MIRROR = os.environ.get("GPUMATRIX_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 # Local stand-ins: reference -> (suite, provenance). Only Debian suites debootstrap can make here.

@@ -9,32 +9,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from . import __version__
-from .config import Cell, Matrix
-from .engine import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError, tar_context
-from .errors import BuildError
-from .fsutil import write_text_atomic
-from .sources import BuildSources, PackageServer, PipSettings, build_sources, direct_build_args
+from gpumatrix import __version__
+from gpumatrix.config.matrix import Cell, Matrix
+from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError, tar_context
+from gpumatrix.errors import BuildError
+from gpumatrix.fsutil import write_text_atomic
+from gpumatrix.resources import templates_dir
+from gpumatrix.images.sources import BuildSources, PackageServer, PipSettings, build_sources, direct_build_args
 
 # Bump when the way images are assembled changes in a way the template text does not show.
 RECIPE_VERSION = 1
 TEMPLATE_FOR_VENDOR = {"cpu": "cpu.Dockerfile", "nvidia": "cuda.Dockerfile", "amd": "rocm.Dockerfile"}
 SCRIPTS = ("install-python.sh", "install-torch.sh")
-
-
-def repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
-def images_dir() -> Path:
-    return Path(os.environ.get("GPUMATRIX_IMAGES_DIR") or repo_root() / "images")
 
 
 @dataclass(frozen=True)
@@ -85,7 +77,7 @@ def _safe_tag_part(text: str) -> str:
 
 def render_build_context(cell: Cell, matrix: Matrix, pip: PipSettings, base_image_id: str | None) -> BuildRecipe:
     """Everything needed to build ``cell``; the tag is the hash of its inputs."""
-    folder = images_dir()
+    folder = templates_dir()
     template = TEMPLATE_FOR_VENDOR[cell.vendor]
     files = {"Dockerfile": (folder / template).read_bytes()}
     for name in SCRIPTS:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from .merge import Entry, Merged
-from .report import WORDS
+from gpumatrix.results.merge import Entry, Merged
+from gpumatrix.report.table import WORDS
 
 
 def _failure_text(e: Entry) -> str:

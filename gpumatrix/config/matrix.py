@@ -19,9 +19,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
-from . import releases
-from .errors import ConfigError, Problem
-from .yamlloc import LocDict, LocList, load_located
+from gpumatrix.knowledge import releases
+from gpumatrix.errors import ConfigError, Problem
+from gpumatrix.config.yamlloc import LocDict, LocList, load_located
 
 SCHEMA_VERSION = 1
 VENDORS = ("nvidia", "amd", "cpu")

@@ -22,7 +22,7 @@ import requests.exceptions
 import urllib3.exceptions
 from docker.types import DeviceRequest, LogConfig
 
-from .errors import BuildError, EngineUnavailable, GpumatrixError
+from gpumatrix.errors import BuildError, EngineUnavailable, GpumatrixError
 
 LABEL_NS = "io.gpumatrix"
 MANAGED_LABEL = f"{LABEL_NS}.managed"

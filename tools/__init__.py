@@ -1,0 +1,1 @@
+"""Development tools that do not ship in the gpumatrix wheel."""
