@@ -18,8 +18,8 @@ import traceback
 import warnings
 from typing import Any, Dict, List, Optional
 
-from probes.context import ProbeContext, expected_vendor
-from probes.model import ERROR, FAIL, SKIP, STATUSES, Outcome, ProbeFailed, ProbeSkipped, jsonable, tail
+from .context import ProbeContext, expected_vendor
+from .model import ERROR, FAIL, SKIP, STATUSES, Outcome, ProbeFailed, ProbeSkipped, jsonable, tail
 
 MARKER = "@@GPUMATRIX@@"
 
@@ -69,7 +69,7 @@ def run_one(probe: Any, ctx: ProbeContext) -> Dict[str, Any]:
 
 
 def run_probes(probe_ids: List[str], mode: str) -> None:
-    from probes.registry import load_probes
+    from .registry import load_probes
 
     by_id = {probe.id: probe for probe in load_probes()}
     ctx = ProbeContext(mode=mode, expect=expected_vendor())
@@ -87,14 +87,14 @@ def run_probes(probe_ids: List[str], mode: str) -> None:
 
 
 def run_facts() -> None:
-    from probes.facts import collect_torch_facts
+    from .facts import collect_torch_facts
 
     emit({"type": "facts", "facts": collect_torch_facts()})
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     faulthandler.enable()  # a segfault leaves a Python traceback in the stderr tail
-    parser = argparse.ArgumentParser(prog="python -m probes._child")
+    parser = argparse.ArgumentParser(prog="python -m %s._child" % (__package__ or "probes"))
     parser.add_argument("--mode", default="full")
     parser.add_argument("--facts", action="store_true")
     parser.add_argument("probe_ids", nargs="*")

@@ -10,10 +10,10 @@ import tempfile
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from probes import SCHEMA_VERSION, SUITE_NAME, __version__
-from probes.facts import collect_host_facts, torch_unavailable_facts
-from probes.isolation import run_facts_child, run_group
-from probes.model import (
+from . import SCHEMA_VERSION, SUITE_NAME, __version__
+from .facts import collect_host_facts, torch_unavailable_facts
+from .isolation import run_facts_child, run_group
+from .model import (
     FAIL,
     NEEDS_ACCELERATOR,
     NEEDS_NOTHING,
@@ -23,7 +23,7 @@ from probes.model import (
     jsonable,
     probe_result,
 )
-from probes.registry import RegistryError, groups_in_order, load_probes, select_probes, split_patterns
+from .registry import RegistryError, groups_in_order, load_probes, select_probes, split_patterns
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -46,7 +46,7 @@ def positive_seconds(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m probes",
+        prog="python -m %s" % (__package__ or "probes"),
         description="Check this machine's GPU stack layer by layer (driver, runtime, "
         "programming interface, math libraries, framework, performance).",
     )
@@ -180,7 +180,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.json:
         sys.stdout.write(json.dumps(document, indent=2, sort_keys=True, allow_nan=False) + "\n")
     else:
-        from probes.report import render_text
+        from .report import render_text
 
         sys.stdout.write(render_text(document))
     sys.stdout.flush()

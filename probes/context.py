@@ -5,7 +5,7 @@ import os
 import warnings
 from typing import Any, List, Mapping, Optional, Tuple
 
-from probes.model import ProbeFailed, ProbeSkipped
+from .model import ProbeFailed, ProbeSkipped
 
 EXPECT_ENV = "GPUMATRIX_EXPECT"  # "nvidia" or "amd": the runner promises a GPU of that vendor
 PEAKS_ENV = "GPUMATRIX_PEAKS"  # optional JSON file: device name -> peak numbers

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from typing import Any, Dict, List, Optional
 
-from probes.context import EXPECT_ENV, detect_accelerator, expected_vendor, import_torch
+from .context import EXPECT_ENV, detect_accelerator, expected_vendor, import_torch
 
 # Environment variables that change how the GPU stack behaves; reported set or not.
 ENV_VARS = (

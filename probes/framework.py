@@ -3,96 +3,24 @@ attention and its backends, torch.compile, a training step, a multi-worker DataL
 and whether the build carries kernels for this GPU's architecture."""
 
 import importlib.util
-import json
 import math
 import os
-import re
 import shutil
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from probes.context import ProbeContext
-from probes.model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
-from probes.numerics import compare
-
-ARCH_RULES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "arch_compat.json")
-_CUDA_ARCH = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
-MATCH_RANK = {"exact": 3, "binary_compatible": 2, "generic": 2, "ptx_jit": 1, "none": 0}
+from .archs import arch_compatibility, load_arch_rules
+from .context import ProbeContext
+from .model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
+from .numerics import compare
 
 
 # --------------------------------------------------------------------------- arch list
 
 
-def load_arch_rules(path: str = ARCH_RULES_FILE) -> Dict[str, Any]:
-    with open(path) as handle:
-        return json.load(handle)
-
-
-def _cc(text: str) -> int:
-    return int(re.sub(r"\D", "", text))
-
-
-def cuda_code_runs_on(kind: str, code_cc: int, suffix: str, device_cc: int, rules: Mapping[str, Any]) -> Optional[str]:
-    """How code for ``<kind>_<code_cc><suffix>`` runs on a device of capability ``device_cc``."""
-    isolated = {int(k): set(v) for k, v in rules.get("cuda_isolated", {}).items()}
-    integrated = set(cc for ccs in isolated.values() for cc in ccs)
-    if kind == "sm":
-        if code_cc == device_cc:
-            return "exact"
-        if suffix == "a":  # architecture-specific code runs on that capability only
-            return None
-        if code_cc in isolated:
-            return "binary_compatible" if device_cc in isolated[code_cc] else None
-        same_major = code_cc // 10 == device_cc // 10 and code_cc % 10 <= device_cc % 10
-        return "binary_compatible" if same_major and device_cc not in integrated else None
-    if suffix == "a":
-        return "ptx_jit" if code_cc == device_cc else None
-    return "ptx_jit" if code_cc <= device_cc else None
-
-
-def arch_compatibility(device_arch: str, arch_list: Sequence[str], rules: Mapping[str, Any]) -> Dict[str, Any]:
-    """Whether a build compiled for ``arch_list`` has code for ``device_arch``.
-
-    ``match`` is "exact", "binary_compatible" (a cubin of the same major version),
-    "generic" (a ROCm gfx*-generic code object), "ptx_jit" (PTX only: JIT-compiled at
-    first use) or "none"; ``via`` lists the entries that provide it.
-    """
-    best, via, unparsed = "none", [], []  # type: str, List[str], List[str]
-
-    def offer(match: str, entry: str) -> None:
-        nonlocal best, via
-        if MATCH_RANK[match] > MATCH_RANK[best]:
-            best, via = match, [entry]
-        elif match == best and match != "none":
-            via.append(entry)
-
-    if device_arch.startswith("sm_"):
-        device_cc = _cc(device_arch)
-        for entry in arch_list:
-            parsed = _CUDA_ARCH.match(entry.strip())
-            if not parsed:
-                unparsed.append(entry)
-                continue
-            match = cuda_code_runs_on(parsed.group(1), int(parsed.group(2)), parsed.group(3), device_cc, rules)
-            if match:
-                offer(match, entry)
-    elif device_arch.startswith("gfx"):
-        device = device_arch.split(":", 1)[0]
-        generic = rules.get("rocm_generic", {})
-        for entry in arch_list:
-            target = entry.strip().split(":", 1)[0]
-            if target == device:
-                offer("exact", entry)
-            elif device in generic.get(target, ()):
-                offer("generic", entry)
-    else:
-        unparsed.append(device_arch)
-    return {"device": device_arch, "match": best, "via": via, "unparsed": unparsed}
-
-
 def arch_list(ctx: ProbeContext) -> Outcome:
     ctx.require_accelerator()
-    from probes.facts import describe_devices
+    from .facts import describe_devices
 
     torch = ctx.torch
     archs = list(torch.cuda.get_arch_list())
@@ -356,7 +284,7 @@ def dataloader(ctx: ProbeContext) -> Outcome:
     torch = ctx.torch
     from torch.utils.data import DataLoader, TensorDataset
 
-    from probes.facts import filesystem_size
+    from .facts import filesystem_size
 
     shm = filesystem_size("/dev/shm")
     data = torch.arange(256, dtype=torch.float32).reshape(64, 4)

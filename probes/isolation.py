@@ -19,8 +19,8 @@ import threading
 import time
 from typing import Any, Deque, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
-from probes._child import MARKER
-from probes.model import CRASH, ERROR, SKIP, STATUSES, TIMEOUT, Probe, probe_result, tail
+from ._child import MARKER
+from .model import CRASH, ERROR, SKIP, STATUSES, TIMEOUT, Probe, probe_result, tail
 
 MAX_PROTOCOL_BYTES = 8 * 1024 * 1024  # all marked lines of one child together
 MAX_LINE_BYTES = 2 * 1024 * 1024
@@ -144,14 +144,23 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def package_name() -> str:
+    """This package's import name: ``probes`` when mounted into a container, ``gpumatrix.probes``
+    inside the wheel. Children are started as ``python -m <package_name()>._child``."""
+    return __package__ or __name__.rpartition(".")[0]
+
+
 def package_root() -> str:
-    """The directory that contains the ``probes`` package (children run from there)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The directory from which ``package_name()`` is importable (children run from there)."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    for _ in package_name().split("."):
+        root = os.path.dirname(root)
+    return root
 
 
 def run_child(args: Sequence[str], timeout_s: float, env: Mapping[str, str]) -> ChildRun:
     """Run ``python -m probes._child ARGS`` in its own session and collect what it said."""
-    argv = [sys.executable, "-B", "-m", "probes._child"] + list(args)
+    argv = [sys.executable, "-B", "-m", package_name() + "._child"] + list(args)
     started = time.monotonic()
     try:
         proc = subprocess.Popen(

@@ -19,7 +19,7 @@ import re
 import stat
 from typing import Any, Dict, List, Optional
 
-from probes.model import NEEDS_NOTHING, Outcome, Probe, failed, passed, skipped
+from .model import NEEDS_NOTHING, Outcome, Probe, failed, passed, skipped
 
 AMD_PCI_VENDOR = "0x1002"
 
@@ -196,7 +196,7 @@ def check_amd_nodes(dev_root: str = "/dev", sys_root: str = "/sys", expect: Opti
 
 
 def check_nvidia_driver(proc_root: str = "/proc", dev_root: str = "/dev", expect: Optional[str] = None) -> Outcome:
-    from probes.facts import nvidia_driver_version, read_text
+    from .facts import nvidia_driver_version, read_text
 
     text = read_text(os.path.join(proc_root, "driver", "nvidia", "version"))
     if text is None:

@@ -12,9 +12,9 @@ import tempfile
 import time
 from typing import Any, Dict, Iterator, List
 
-from probes.context import ProbeContext
-from probes.model import NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
-from probes.numerics import compare
+from .context import ProbeContext
+from .model import NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
+from .numerics import compare
 
 DTYPE_KINDS = {"fp32": "float32", "tf32": "tf32", "fp16": "float16", "bf16": "bfloat16"}
 

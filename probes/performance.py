@@ -11,8 +11,8 @@ import statistics
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from probes.context import PEAKS_ENV, ProbeContext
-from probes.model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, passed
+from .context import PEAKS_ENV, ProbeContext
+from .model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, passed
 
 WARMUP = 3
 ITERATIONS = 10
@@ -79,7 +79,7 @@ def matmul_tflops(ctx: ProbeContext) -> Outcome:
     else:
         sizes = {"fp32": 512}
     dtypes = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
-    from probes.math_libraries import fp32_matmul_mode
+    from .math_libraries import fp32_matmul_mode
 
     results = {}  # type: Dict[str, Any]
     for label, n in sizes.items():

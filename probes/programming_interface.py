@@ -4,8 +4,8 @@ asynchronous device error surfaces as a Python error."""
 
 from typing import Any, Dict
 
-from probes.context import ProbeContext
-from probes.model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, ProbeFailed, failed, passed, skipped
+from .context import ProbeContext
+from .model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, ProbeFailed, failed, passed, skipped
 
 VENDOR_OF = {"cuda": "nvidia", "rocm": "amd"}
 
@@ -41,7 +41,7 @@ def runtime(ctx: ProbeContext) -> Outcome:
 
 def devices(ctx: ProbeContext) -> Outcome:
     ctx.require_accelerator()
-    from probes.facts import describe_devices
+    from .facts import describe_devices
 
     torch = ctx.torch
     found = describe_devices(torch)

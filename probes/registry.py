@@ -11,15 +11,16 @@ import importlib
 import os
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from probes.model import Probe, probes_in_layer_order, validate_probe_id
+from .model import Probe, probes_in_layer_order, validate_probe_id
 
+# Relative to this package, which is ``probes`` in a container and ``gpumatrix.probes`` in the wheel.
 PROBE_MODULES = (
-    "probes.kernel_driver",
-    "probes.system_runtime",
-    "probes.programming_interface",
-    "probes.math_libraries",
-    "probes.framework",
-    "probes.performance",
+    ".kernel_driver",
+    ".system_runtime",
+    ".programming_interface",
+    ".math_libraries",
+    ".framework",
+    ".performance",
 )
 EXTRA_MODULES_ENV = "GPUMATRIX_PROBES_EXTRA"
 
@@ -40,7 +41,7 @@ def load_probes(environ: Optional[Mapping[str, str]] = None) -> List[Probe]:
     seen = {}  # type: Dict[str, str]
     for module_name in probe_module_names(environ):
         try:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(module_name, package=__package__)
         except Exception as err:  # an extra module given by the user may be broken
             raise RegistryError("cannot import probe module %r: %s: %s" % (module_name, type(err).__name__, err)) from err
         for probe in getattr(module, "PROBES", ()):

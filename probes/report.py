@@ -2,7 +2,7 @@
 
 from typing import Any, Dict, List, Mapping
 
-from probes.model import LAYERS
+from .model import LAYERS
 
 
 def _fact_lines(document: Mapping[str, Any]) -> List[str]:

@@ -10,7 +10,7 @@ import importlib.util
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from probes.model import NEEDS_NOTHING, Outcome, Probe, failed, passed, skipped
+from .model import NEEDS_NOTHING, Outcome, Probe, failed, passed, skipped
 
 # CUresult values (cuda.h, "CUresult" enum) that a health check meets in practice.
 CU_RESULT_NAMES = {

@@ -304,45 +304,6 @@ def test_device_groups_on_fake_dev(tmp_path):
     assert node["gid"] == os.stat(str(tmp_path / "nvidiactl")).st_gid and node["mode"] == "-rw-rw-rw-"
 
 
-# ---------------------------------------------------------------------------- arch compatibility
-
-
-RULES = framework.load_arch_rules()
-CU128_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
-
-
-@pytest.mark.parametrize("device, arch_list, match", [
-    ("sm_90", CU128_ARCHS, "exact"),
-    ("sm_89", CU128_ARCHS, "binary_compatible"),  # sm_80/sm_86 cubins run on 8.9
-    ("sm_87", ["sm_80", "sm_86"], "none"),  # Jetson Orin is not a discrete 8.x
-    ("sm_103", ["sm_100"], "binary_compatible"),
-    ("sm_101", ["sm_100"], "none"),
-    ("sm_110", ["sm_101"], "binary_compatible"),
-    ("sm_90", ["sm_90a"], "exact"),  # architecture-specific code runs on exactly its capability
-    ("sm_121", ["sm_120"], "binary_compatible"),
-    ("sm_61", ["sm_60", "sm_70"], "binary_compatible"),
-    ("sm_61", ["sm_50", "sm_70"], "none"),
-    ("sm_62", ["sm_60"], "none"),  # Jetson TX2
-    ("sm_120", ["sm_80", "compute_90"], "ptx_jit"),
-    ("sm_75", ["sm_80", "compute_80"], "none"),
-    ("sm_100", ["sm_90a", "compute_90a"], "none"),
-    ("gfx942", ["gfx90a", "gfx942", "gfx1100"], "exact"),
-    ("gfx1101", ["gfx1100"], "none"),
-    ("gfx1101", ["gfx90a", "gfx11-generic"], "generic"),
-    ("gfx90a", ["gfx90a:xnack-"], "exact"),
-])
-def test_arch_compatibility(device, arch_list, match):
-    assert framework.arch_compatibility(device, arch_list, RULES)["match"] == match
-
-
-def test_arch_specific_cubin_runs_on_its_own_capability_only():
-    result = framework.arch_compatibility("sm_90", ["sm_80", "sm_90a"], RULES)
-    assert result["match"] == "exact" and result["via"] == ["sm_90a"]
-    assert framework.cuda_code_runs_on("sm", 90, "a", 90, RULES) == "exact"
-    assert framework.cuda_code_runs_on("sm", 100, "a", 103, RULES) is None
-    assert framework.cuda_code_runs_on("sm", 100, "f", 103, RULES) == "binary_compatible"
-
-
 def test_peaks_table(tmp_path):
     from probes.performance import fraction_of_peak, load_peaks
 
