@@ -160,7 +160,7 @@ def main() -> int:
         probe_port.bind(("127.0.0.1", 0))
         naive_port = probe_port.getsockname()[1]
     cache_dir = work / "wheel-cache"
-    host = discover_host(engine.version(), engine.info())
+    host = discover_host(engine.describe())
     runs: dict[str, list[dict]] = {"naive_cold": [], "gpumatrix_cold": [], "naive_warm": [],
                                    "gpumatrix_warm": [], "gpumatrix_warm_reuse": []}
     print(f"{len(expand_cells(matrix).cells)} cells in {MATRIX.name}; {len(cells)} buildable CPU cells: "

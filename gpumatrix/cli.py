@@ -196,10 +196,10 @@ def clean(dry_run: bool = False, only: str | None = None) -> str:
     lines = []
     try:
         for c in engine.containers_with_label(MANAGED_LABEL):
-            if wanted(c.get("Labels") or {}):
-                lines.append(f"container {c['Id'][:12]} {','.join(c.get('Names') or [])}")
+            if wanted(dict(c.labels)):
+                lines.append(f"container {c.id[:12]} {c.name}")
                 if not dry_run:
-                    engine.remove_container(c["Id"])
+                    engine.remove_container(c.id)
         for img in engine.images_with_label(MANAGED_LABEL):
             if wanted(dict(img.labels)):
                 lines.append(f"image {img.id[7:19]} {' '.join(img.tags)}")

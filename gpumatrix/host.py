@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from gpumatrix.engine.models import EngineInfo
+
 PCI_VENDOR_NVIDIA = "0x10de"
 PCI_VENDOR_AMD = "0x1002"
 VENDOR_OF_PCI = {PCI_VENDOR_NVIDIA: "nvidia", PCI_VENDOR_AMD: "amd"}
@@ -145,17 +147,6 @@ def _run_tool(argv: Sequence[str], timeout: float = 20) -> tuple[int, str] | Non
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.returncode, out.stdout + (out.stderr if out.returncode else "")
-
-
-def version_tuple(version: str | None) -> tuple[int, ...]:
-    """``"580.95.05"`` → ``(580, 95, 5)``; non-numeric parts end the tuple."""
-    out = []
-    for part in (version or "").split("."):
-        m = re.match(r"\d+", part)
-        if not m:
-            break
-        out.append(int(m.group()))
-    return tuple(out)
 
 
 # ---------------------------------------------------------------------------
@@ -331,14 +322,6 @@ def gfx_name(target_version: int) -> str:
     major, rest = divmod(target_version, 10000)
     minor, stepping = divmod(rest, 100)
     return f"gfx{major}{minor:x}{stepping:x}"
-
-
-def gfx_from_override(value: str) -> str | None:
-    """``HSA_OVERRIDE_GFX_VERSION`` (``11.0.0``) → the target ROCm then assumes (``gfx1100``)."""
-    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", value.strip())
-    if not m:
-        return None
-    return f"gfx{int(m.group(1))}{int(m.group(2)):x}{int(m.group(3)):x}"
 
 
 def parse_kfd_properties(text: str) -> dict[str, int]:
@@ -524,29 +507,25 @@ def cdi_specs(root: Path = Path("/")) -> dict[str, dict[str, Any]]:
     return out
 
 
-def engine_facts(version: Mapping[str, Any] | None, info: Mapping[str, Any] | None,
-                 root: Path = Path("/")) -> dict[str, Any]:
-    """What the engine offers for GPUs: version, runtimes, CDI, rootless / Docker Desktop."""
-    info = info or {}
-    version = version or {}
-    security = " ".join(str(s) for s in info.get("SecurityOptions") or [])
+def engine_facts(info: EngineInfo | None, root: Path = Path("/")) -> dict[str, Any]:
+    """What the engine offers for GPUs (version, runtimes, CDI, rootless / Docker Desktop), as saved with results."""
+    info = info or EngineInfo()
     cdi = []
     for d in CDI_SPEC_DIRS:
         folder = root / d.lstrip("/")
         if folder.is_dir():
             cdi += sorted(f"{d}/{p.name}" for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml"))
     return {
-        "version": version.get("Version"),
-        "api_version": version.get("ApiVersion"),
-        "runtimes": sorted((info.get("Runtimes") or {}).keys()),
-        "default_runtime": info.get("DefaultRuntime"),
-        "rootless": "rootless" in security,
-        "docker_desktop": "docker desktop" in str(info.get("OperatingSystem") or "").lower(),
-        "operating_system": info.get("OperatingSystem"),
-        # Docker >= 25 lists CDISpecDirs when CDI is enabled (opt-in 25-28.1, default from 28.2).
-        "cdi_spec_dirs": list(info.get("CDISpecDirs") or []),
+        "version": info.version,
+        "api_version": info.api_version,
+        "runtimes": list(info.runtimes),
+        "default_runtime": info.default_runtime,
+        "rootless": info.rootless,
+        "docker_desktop": info.docker_desktop,
+        "operating_system": info.operating_system,
+        "cdi_spec_dirs": list(info.cdi_spec_dirs),
         "cdi_specs": cdi,
-        "docker_root_dir": info.get("DockerRootDir"),
+        "docker_root_dir": info.docker_root_dir,
     }
 
 
@@ -571,8 +550,8 @@ def _merge_names(gpus: list[GPU], names: Mapping[str, str]) -> list[GPU]:
     return out
 
 
-def discover_host(engine_version: Mapping[str, Any] | None = None, engine_info: Mapping[str, Any] | None = None,
-                  root: Path = Path("/"), run: ToolRunner | None = None) -> HostInfo:
+def discover_host(engine_info: EngineInfo | None = None, root: Path = Path("/"),
+                  run: ToolRunner | None = None) -> HostInfo:
     """Discover this host's GPUs, drivers and container plumbing.
 
     ``root`` points the file readers at a fake tree; ``run`` replaces the vendor-tool runner
@@ -615,7 +594,7 @@ def discover_host(engine_version: Mapping[str, Any] | None = None, engine_info: 
         dev_kfd=(root / "dev/kfd").exists(),
         render_nodes=render_nodes,
         group_ids=_group_ids() if real else group_ids_from_file(_read(root / "etc/group") or ""),
-        engine=engine_facts(engine_version, engine_info, root),
+        engine=engine_facts(engine_info, root),
         device_modes=device_modes(["/dev/kfd", *render_nodes], root),
         nvidia_toolkit=toolkit,
         cdi_specs=cdi_specs(root),

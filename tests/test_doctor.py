@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix.config.matrix import Base, RunOptions, expand_cells, load_matrix, parse_matrix
+from gpumatrix.config.matrix import RunOptions, expand_cells, load_matrix, parse_matrix
 from gpumatrix.doctor.checks import (
-    check_amd, check_disk, check_shm, cuda_arch_runs, cuda_version_of_base, doctor_report, driver_need,
-    max_cuda_for_driver, passthrough_blockers, preflight_cell, torch_arch_list,
+    check_amd, check_disk, check_shm, doctor_report, passthrough_blockers, preflight_cell,
 )
+from gpumatrix.knowledge.archs import code_runs, torch_arch_list
+from gpumatrix.knowledge.drivers import cuda_version_of_image, driver_need, max_cuda_for_driver
+from gpumatrix.engine.client import engine_info_from_payloads
+from gpumatrix.engine.models import EngineInfo
 from gpumatrix.host import GPU, HostInfo, discover_host
 
 ROOT = Path(__file__).parent.parent
@@ -72,7 +75,7 @@ def amd_host(arch: str = "gfx942", name: str = "AMD Instinct MI300X", **kw) -> H
     ("registry.local:5000/team/base@sha256:" + "a" * 64, "cu118", ("11.8", "variant")),
 ])
 def test_cuda_version_of_base(image, variant, expected):
-    assert cuda_version_of_base(Base("b", "nvidia", image, variant)) == expected
+    assert cuda_version_of_image(image, variant) == expected
 
 
 def test_driver_needs_from_the_data_file():
@@ -127,18 +130,24 @@ def test_arch_lists_by_version_range():
     assert torch_arch_list("2.15.0", "cu118") is None
 
 
-@pytest.mark.parametrize("gpu,archs,ok,how", [
-    ("sm_90", ["sm_80", "sm_90"], True, "sm_90 SASS"),
-    ("sm_89", ["sm_80", "sm_86", "sm_90"], True, "sm_86 SASS"),
-    ("sm_121", ["sm_100", "sm_120"], True, "sm_120 SASS"),
-    ("sm_103", ["sm_100", "sm_120"], True, "sm_100 SASS"),
-    ("sm_70", ["sm_75", "sm_80"], False, "no SASS"),
-    ("sm_130", ["sm_90", "compute_120"], True, "PTX JIT from compute_120"),
-    ("sm_120", ["sm_90", "sm_100"], False, "no SASS"),  # sm_100 SASS does not run on sm_120
+@pytest.mark.parametrize("gpu,archs,match", [
+    ("sm_90", ["sm_80", "sm_90"], "exact"),
+    ("sm_89", ["sm_80", "sm_86", "sm_90"], "binary_compatible"),
+    ("sm_121", ["sm_100", "sm_120"], "binary_compatible"),
+    ("sm_103", ["sm_100", "sm_120"], "binary_compatible"),
+    ("sm_70", ["sm_75", "sm_80"], "none"),
+    ("sm_130", ["sm_90", "compute_120"], "ptx_jit"),
+    ("sm_120", ["sm_90", "sm_100"], "none"),  # sm_100 SASS does not run on sm_120
+    # Where the three old copies of the rule disagreed (doctor, diagnose, probes):
+    ("sm_90", ["sm_80", "sm_90a"], "exact"),  # arch-specific sm_90a code runs on exactly 9.0
+    ("sm_100", ["sm_90a"], "none"),  # ... and nowhere else
+    ("sm_87", ["sm_80"], "none"),  # Orin (integrated) is not binary compatible with discrete sm_80
+    ("sm_86", ["sm_80"], "binary_compatible"),
 ])
-def test_cuda_arch_runs(gpu, archs, ok, how):
-    result = cuda_arch_runs(gpu, archs)
-    assert result[0] is ok and how in result[1]
+def test_doctor_uses_the_one_arch_rule(gpu, archs, match):
+    from gpumatrix.probes.archs import arch_compatibility
+    assert code_runs(gpu, archs)["match"] == match
+    assert arch_compatibility(gpu, archs)["match"] == match
 
 
 def test_volta_cannot_run_new_cu130_wheels():
@@ -229,9 +238,9 @@ def test_device_permissions_from_real_nodes(tmp_path):
 def test_disk_counts_only_cells_built_here(tmp_path):
     _, cs = cells()
     cpu_only = HostInfo(hostname="h", kernel="k", os="o", machine="x86_64")
-    check = check_disk({"DockerRootDir": str(tmp_path)}, list(cs.values()), cpu_only)
+    check = check_disk(EngineInfo(docker_root_dir=str(tmp_path)), list(cs.values()), cpu_only)
     assert check.status in ("pass", "warn") and "roughly 4 GiB" in check.detail  # 3 CPU cells + one base
-    assert check_disk({"DockerRootDir": "/nonexistent/docker"}, list(cs.values())).status == "skip"
+    assert check_disk(EngineInfo(docker_root_dir="/nonexistent/docker"), list(cs.values())).status == "skip"
 
 
 def test_shm_checks():
@@ -248,13 +257,13 @@ def test_shm_checks():
 
 
 class FakeEngine:
-    """The two calls doctor makes, answering with this project's real engine's shape."""
+    """The call doctor makes, answering with this project's real engine's recorded payloads."""
 
-    def version(self):
-        return {"Version": "20.10.24+dfsg1", "ApiVersion": "1.41", "Os": "linux", "Arch": "amd64"}
-
-    def info(self):
-        return {"Runtimes": {"runc": {}}, "DockerRootDir": "/nonexistent", "SecurityOptions": []}
+    def describe(self):
+        return engine_info_from_payloads(
+            {"Version": "20.10.24+dfsg1", "ApiVersion": "1.41", "Os": "linux", "Arch": "amd64"},
+            {"Runtimes": {"runc": {}}, "DockerRootDir": "/nonexistent", "SecurityOptions": [],
+             "OperatingSystem": "Debian GNU/Linux 12 (bookworm)"})
 
 
 def test_report_marks_failures_with_fixes():
@@ -288,6 +297,6 @@ def test_doctor_on_the_real_engine_and_shipped_matrix(engine):
     m = load_matrix(ROOT / "matrix.yaml")
     all_cells = list(expand_cells(m).cells)
     text, ok = doctor_report(engine, m, all_cells)
-    assert "PASS  engine" in text and engine.version()["Version"] in text
+    assert "PASS  engine" in text and engine.describe().version in text
     if not discover_host().gpus:
         assert "no NVIDIA or AMD GPU on this host" in text and ok == ("FAIL" not in text)

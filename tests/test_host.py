@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from gpumatrix.knowledge.archs import gfx_from_override
+from gpumatrix.knowledge.versions import parse_version, release, version_key
+from gpumatrix.engine.client import engine_info_from_payloads
 from gpumatrix.host import (
-    HostInfo, amd_gpus_from_kfd, discover_host, engine_facts, gfx_from_override, gfx_name, nvidia_arch_from_name,
+    HostInfo, amd_gpus_from_kfd, discover_host, engine_facts, gfx_name, nvidia_arch_from_name,
     parse_amd_smi_static, parse_nvidia_driver_version, parse_nvidia_smi_csv, parse_rocm_smi_json,
-    pci_display_devices, query_nvidia_smi, summarise_cdi_spec, version_tuple,
+    pci_display_devices, query_nvidia_smi, summarise_cdi_spec,
 )
 
 FIX = Path(__file__).parent / "fixtures" / "host"
@@ -184,12 +187,20 @@ def test_pci_display_devices_skip_non_display_functions(tmp_path):
     assert pci_display_devices(tmp_path) == [("nvidia", "0000:01:00.0", "0x1234"), ("amd", "0000:03:00.0", "0x1234")]
 
 
+@pytest.mark.parametrize("version,info", [(None, None), ([1], "x"), ({"Version": 5}, {"Runtimes": ["runc"]}),
+                                          ({"ApiVersion": {"x": 1}}, {"SecurityOptions": "rootless"})])
+def test_engine_payloads_of_the_wrong_shape_become_empty_facts(version, info):
+    facts = engine_info_from_payloads(version, info)
+    assert facts.runtimes == () and facts.security_options == () and not facts.rootless
+    assert facts.api_version is None and facts.version in (None, "5")
+
+
 def test_engine_facts_rootless_desktop_cdi():
-    facts = engine_facts({"Version": "28.3.1", "ApiVersion": "1.51"},
-                         {"Runtimes": {"runc": {}, "nvidia": {}}, "SecurityOptions": ["name=seccomp,profile=builtin",
-                                                                                       "name=rootless"],
-                          "OperatingSystem": "Docker Desktop", "CDISpecDirs": ["/etc/cdi", "/var/run/cdi"]},
-                         root=Path("/nonexistent"))
+    info = engine_info_from_payloads(
+        {"Version": "28.3.1", "ApiVersion": "1.51"},
+        {"Runtimes": {"runc": {}, "nvidia": {}}, "SecurityOptions": ["name=seccomp,profile=builtin", "name=rootless"],
+         "OperatingSystem": "Docker Desktop", "CDISpecDirs": ["/etc/cdi", "/var/run/cdi"]})
+    facts = engine_facts(info, root=Path("/nonexistent"))
     assert facts["rootless"] and facts["docker_desktop"]
     assert facts["runtimes"] == ["nvidia", "runc"] and facts["cdi_spec_dirs"] == ["/etc/cdi", "/var/run/cdi"]
 
@@ -219,7 +230,8 @@ def test_cdi_spec_summary_and_fingerprint(tmp_path):
     summary = summarise_cdi_spec(CDI_SPEC)
     assert summary["kind"] == "nvidia.com/gpu" and summary["devices"] == ["0", "all"]
     assert summary["driver_version"] == "570.86.15"
-    host = discover_host({"Version": "28.3.1", "ApiVersion": "1.51"}, {"Runtimes": {"runc": {}}}, root=tmp_path)
+    host = discover_host(engine_info_from_payloads({"Version": "28.3.1", "ApiVersion": "1.51"},
+                                                   {"Runtimes": {"runc": {}}}), root=tmp_path)
     fp = host.fingerprint()
     assert fp["cdi_specs"] == ["/etc/cdi/nvidia.yaml"]
     assert fp["cdi_nvidia_devices"] == ["0", "all"]
@@ -228,7 +240,7 @@ def test_cdi_spec_summary_and_fingerprint(tmp_path):
 
 
 def test_fingerprint_has_what_results_need():
-    host = discover_host({"Version": "20.10.24"}, {"Runtimes": {"runc": {}, "nvidia": {}}},
+    host = discover_host(engine_info_from_payloads({"Version": "20.10.24"}, {"Runtimes": {"runc": {}, "nvidia": {}}}),
                          root=ROOTS / "amd-mi325x")
     fp = host.fingerprint()
     for key in ("gpus", "gpu_archs", "nvidia_driver", "amd_driver", "kernel", "engine", "nvidia_runtime",
@@ -244,10 +256,14 @@ def test_host_type_names_both_vendors_and_drivers():
     assert host2.host_type() == "AMD GPU gfx942 (0x74a0), NVIDIA A10G (575.57.08/6.12.12)"
 
 
-def test_version_tuple():
-    assert version_tuple("580.95.05") == (580, 95, 5)
-    assert version_tuple("20.10.24+dfsg1") == (20, 10, 24)
-    assert version_tuple(None) == ()
+def test_one_version_type_reads_what_tools_print():
+    assert release("580.95.05") == (580, 95, 5)
+    assert release("20.10.24+dfsg1") == (20, 10, 24)
+    assert release("28.0.1-ce") == (28, 0, 1)
+    assert release("V12.8.93", 2) == (12, 8)
+    assert release(None) == () and parse_version("no version") is None
+    assert sorted(["2.10.0", "2.9.1", "2.9.0a0+rocm6.4", "junk"], key=version_key) == [
+        "2.9.0a0+rocm6.4", "2.9.1", "2.10.0", "junk"]
 
 
 def test_discovery_on_this_machine_does_not_crash():

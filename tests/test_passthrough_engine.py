@@ -299,7 +299,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="os.mknod of character
 @needs_root
 def test_amd_devices_and_groups_inside_a_container(engine, tmp_path, unique):
     root = _mknod_root(tmp_path, kfd_gid=4242, render_gid=4343)
-    host = discover_host(engine.version(), engine.info(), root=root)
+    host = discover_host(engine.describe(), root=root)
     assert host.vendor_gpus("amd")[0].render_node == "/dev/dri/renderD128"
     p = passthrough_options_for("amd", host)
     assert p.devices[0] == f"{root}/dev/kfd:/dev/kfd:rwm"
@@ -334,15 +334,15 @@ def test_without_the_device_group_a_container_user_cannot_open_kfd(engine, tmp_p
 def test_probe_container_host_config_amd(engine, tracked, tmp_path, monkeypatch):
     monkeypatch.delenv("GPUMATRIX_HSA_OVERRIDE_GFX_VERSION", raising=False)
     root = _mknod_root(tmp_path, kfd_gid=4242, render_gid=4343)
-    host = discover_host(engine.version(), engine.info(), root=root)
+    host = discover_host(engine.describe(), root=root)
     m = matrix()
     cell = next(c for c in expand_cells(m).cells if c.base.id == "rocm" and c.applicable)
     spec = probe_container_spec(cell, IMAGE, host, m.run)
     full = apply_passthrough(spec, passthrough_options_for("amd", host, run=m.run, base=cell.base), m.run)
     cid = engine.create_container(full)
     tracked["containers"].append(cid)
-    hc = engine.inspect_container(cid)["HostConfig"]
-    env = dict(e.split("=", 1) for e in engine.inspect_container(cid)["Config"]["Env"])
+    hc = engine.inspect_container(cid).host_config
+    env = engine.inspect_container(cid).env
     assert [(d["PathOnHost"], d["PathInContainer"], d["CgroupPermissions"]) for d in hc["Devices"]] == [
         (f"{root}/dev/kfd", "/dev/kfd", "rwm"), (f"{root}/dev/dri/renderD128", "/dev/dri/renderD128", "rwm")]
     assert sorted(hc["GroupAdd"]) == ["4242", "4343", "44"]
@@ -373,8 +373,7 @@ def test_nvidia_host_config_per_mode(engine, tracked, unique, mode):
     cid = engine.create_container(spec)
     tracked["containers"].append(cid)
     data = engine.inspect_container(cid)
-    hc = data["HostConfig"]
-    env = dict(e.split("=", 1) for e in data["Config"]["Env"])
+    hc, env = data.host_config, data.env
     assert env["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility" and "NVIDIA_DISABLE_REQUIRE" not in env
     assert hc["ShmSize"] == 8 * 1024 ** 3 and hc["IpcMode"] in ("private", "")
     (req,) = hc["DeviceRequests"]
@@ -386,10 +385,10 @@ def test_nvidia_host_config_per_mode(engine, tracked, unique, mode):
 
 @pytest.mark.engine
 def test_nvidia_request_on_an_engine_without_toolkit_gives_the_clear_error(engine, unique):
-    info = engine.info()
-    if "nvidia" in (info.get("Runtimes") or {}):
+    info = engine.describe()
+    if "nvidia" in info.runtimes:
         pytest.skip("this engine has the NVIDIA toolkit")
-    host = discover_host(engine.version(), info)
+    host = discover_host(info)
     host = replace(host, gpus=nvidia_host(1).gpus)  # pretend a GPU: the plumbing is what is tested
     with pytest.raises(PassthroughUnavailable):
         resolve_nvidia_mode(host)
@@ -399,8 +398,8 @@ def test_nvidia_request_on_an_engine_without_toolkit_gives_the_clear_error(engin
         engine.run(spec)
     reason = err.value.reason
     assert 'could not select device driver "" with capabilities: [[gpu]]' in reason
-    if engine.version().get("Version") == "20.10.24+dfsg1":
+    if info.version == "20.10.24+dfsg1":
         assert ENGINE_ERRORS[0]["message"] in reason  # the recorded fixture is this engine's word for word
     text = explain_engine_error(reason, host)
     assert "the engine cannot serve the GPU request (--gpus)" in text and "nvidia-container-toolkit" in text
-    assert engine.containers_with_label(MANAGED_LABEL) is not None
+    assert not [c for c in engine.containers_with_label(MANAGED_LABEL) if c.name == spec.name]  # removed on failure

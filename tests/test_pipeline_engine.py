@@ -156,20 +156,20 @@ def test_probe_container_is_least_privileged(engine, tracked, workdir):
     """Inspect the HostConfig the engine actually got for a CPU cell's probe container."""
     matrix = load_matrix(workdir / "matrix.yaml")
     cell = next(c for c in expand_cells(matrix).cells if c.id == "cpu-torch2.13.0")
-    host = discover_host(engine.version(), engine.info())
+    host = discover_host(engine.describe())
     spec = probe_container_spec(cell, "debian:bookworm-slim", host, matrix.run)
     cid = engine.create_container(spec)
     tracked["containers"].append(cid)
     data = engine.inspect_container(cid)
-    hc = data["HostConfig"]
+    hc = data.host_config
     assert hc["Privileged"] is False and hc["ReadonlyRootfs"] is True
     assert hc["NetworkMode"] == "none" and hc["CapDrop"] == ["ALL"]
     assert "no-new-privileges" in hc["SecurityOpt"]
     assert hc["ShmSize"] == 8 * 1024 ** 3 and hc["PidsLimit"] == 4096
     assert hc["Devices"] in (None, []) and not hc.get("DeviceRequests")
     assert any(b.endswith(":/opt/gpumatrix/probes:ro") for b in hc["Binds"])
-    assert data["Config"]["User"] == "65534:65534"
-    assert data["Config"]["Labels"][MANAGED_LABEL] == "true"
+    assert data.user == "65534:65534"
+    assert data.labels[MANAGED_LABEL] == "true"
 
 
 def test_clean_removes_only_labelled_objects(engine, tracked, unique):
@@ -191,7 +191,7 @@ def test_clean_removes_only_labelled_objects(engine, tracked, unique):
     assert "removed 1 " in out
     assert engine.image_info(mine) is None
     assert engine.image_info(theirs) is not None
-    assert engine.inspect_container(user_container)["Id"] == user_container
+    assert engine.inspect_container(user_container).id == user_container
     unfiltered = cli.clean(dry_run=True)
     assert theirs not in unfiltered and f"user-{unique}" not in unfiltered
 

@@ -119,7 +119,7 @@ def _cell(tmp_path, text=MATRIX):
 def _run_fault(engine, python_image, tmp_path, fault, **options):
     matrix, cells = _cell(tmp_path)
     cell = replace(cells[0], env=(("GPUMATRIX_FAULT", fault),))
-    host = discover_host(engine.version(), engine.info())
+    host = discover_host(engine.describe())
     spec = probe_container_spec(cell, python_image, host, replace(RunOptions(), **options))
     return run_probes(engine, spec)
 
@@ -128,7 +128,7 @@ def _no_containers_left(engine):
     from gpumatrix.run.probe import SESSION_ID
 
     return [c for c in engine.containers_with_label(MANAGED_LABEL)
-            if (c.get("Labels") or {}).get("io.gpumatrix.session") == SESSION_ID]
+            if c.labels.get("io.gpumatrix.session") == SESSION_ID]
 
 
 def test_healthy_fake_suite_passes(engine, python_image, fake_probes, tmp_path):
@@ -211,9 +211,9 @@ def _wait_for(predicate, timeout=60.0):
 def _probe_containers(engine, cell_prefix="cpu-", pid=None):
     """Probe containers of these tests' cells (of runner process ``pid`` when given)."""
     return [c for c in engine.containers_with_label(MANAGED_LABEL)
-            if (c.get("Labels") or {}).get("io.gpumatrix.role") == "probe"
-            and (c.get("Labels") or {}).get("io.gpumatrix.cell", "").startswith(cell_prefix)
-            and (pid is None or (c.get("Labels") or {}).get("io.gpumatrix.pid") == str(pid))]
+            if c.labels.get("io.gpumatrix.role") == "probe"
+            and c.labels.get("io.gpumatrix.cell", "").startswith(cell_prefix)
+            and (pid is None or c.labels.get("io.gpumatrix.pid") == str(pid))]
 
 
 def test_sigkill_then_resume(engine, python_image, fake_probes, tmp_path, tracked):

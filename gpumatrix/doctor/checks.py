@@ -14,13 +14,18 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from gpumatrix.config.matrix import Base, Cell, Matrix, RunOptions
-from gpumatrix.host import HostInfo, discover_host, gfx_from_override, version_tuple
+from gpumatrix.engine.models import EngineInfo
+from gpumatrix.errors import GpumatrixError
+from gpumatrix.host import HostInfo, discover_host
 from gpumatrix.run.passthrough import (AUTO_ORDER, PassthroughUnavailable, amd_missing_kfd_hint, check_nvidia_modes,
                           hsa_override_for, resolve_nvidia_mode, stale_cdi_specs)
-from gpumatrix.knowledge.releases import load_data
+from gpumatrix.knowledge.archs import code_runs, torch_arch_list
+from gpumatrix.knowledge.drivers import (cuda_version_of_image, cuda_version_of_variant, driver_need,
+                                         is_nvidia_cuda_image, max_cuda_for_driver)
+from gpumatrix.knowledge.versions import release
 
 STATUSES = ("pass", "warn", "fail", "skip")
 GIB = 1024 ** 3
@@ -43,67 +48,6 @@ class Check:
 # CUDA version and driver requirements
 
 
-def cuda_version_of_base(base: Base) -> tuple[str | None, str]:
-    """The CUDA version a base carries and where it was read: the image tag
-    (``nvidia/cuda:13.0.2-runtime-ubuntu24.04`` → ``13.0.2``), else the variant (``cu130`` → ``13.0``)."""
-    ref = base.image.split("@", 1)[0]
-    repo, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
-    if repo.endswith("/cuda") or repo == "cuda":
-        m = re.match(r"(\d+\.\d+(?:\.\d+)?)", tag)
-        if m:
-            return m.group(1), "image tag"
-    m = re.search(r"cuda[-_]?(\d+\.\d+(?:\.\d+)?)", tag, flags=re.I)
-    if m:
-        return m.group(1), "image tag"
-    return cuda_version_of_variant(base.variant), "variant"
-
-
-def cuda_version_of_variant(variant: str) -> str | None:
-    """``cu130`` → ``13.0``, ``cu126`` → ``12.6``, ``cu118`` → ``11.8``."""
-    m = re.fullmatch(r"cu(\d+)(\d)", variant)
-    return f"{int(m.group(1))}.{m.group(2)}" if m else None
-
-
-def is_nvidia_cuda_image(image: str) -> bool:
-    """An official CUDA image (sets NVIDIA_REQUIRE_CUDA, which the toolkit enforces)."""
-    repo = image.split("@", 1)[0].rsplit(":", 1)[0] if ":" in image.split("@", 1)[0].rsplit("/", 1)[-1] \
-        else image.split("@", 1)[0]
-    return repo in ("nvidia/cuda", "docker.io/nvidia/cuda", "nvcr.io/nvidia/cuda")
-
-
-@dataclass(frozen=True)
-class DriverNeed:
-    cuda: str  # the CUDA version asked about
-    full: str | None  # driver of that exact release (Update N), all features incl. PTX JIT
-    ga: str | None  # driver of the x.y GA release (what NVIDIA_REQUIRE_CUDA=cuda>=x.y amounts to)
-    floor: str | None  # minor-version compatibility floor of the major
-    note: str | None = None
-
-
-def driver_need(cuda: str) -> DriverNeed:
-    """What a CUDA version needs from the host driver, from ``cuda_drivers.yaml``."""
-    data = load_data("cuda_drivers")
-    parts = cuda.split(".")
-    xy = ".".join(parts[:2])
-    entry = (data.get("toolkits") or {}).get(xy) or {}
-    ga = entry.get("min_driver")
-    full = (entry.get("update_drivers") or {}).get(cuda) if len(parts) > 2 else None
-    floor = ((data.get("minor_version_compat") or {}).get(parts[0]) or {}).get("min_driver")
-    return DriverNeed(cuda=cuda, full=str(full or ga) if (full or ga) else None, ga=str(ga) if ga else None,
-                      floor=str(floor) if floor else None, note=entry.get("note"))
-
-
-def max_cuda_for_driver(driver: str) -> str | None:
-    """The newest CUDA x.y whose GA driver is <= ``driver`` (what the driver fully supports)."""
-    best = None
-    for xy, entry in (load_data("cuda_drivers").get("toolkits") or {}).items():
-        ga = (entry or {}).get("min_driver")
-        if ga and version_tuple(str(ga)) <= version_tuple(driver):
-            if best is None or version_tuple(xy) > version_tuple(best):
-                best = xy
-    return best
-
-
 def _upgrade_fix(need: str, host_driver: str) -> str:
     branch = need.split(".")[0]
     supported = max_cuda_for_driver(host_driver)
@@ -117,17 +61,17 @@ def driver_check(base: Base, host: HostInfo, run: RunOptions | None = None,
     """``(status, detail, fix)`` for an NVIDIA base's CUDA against the host driver."""
     run = run or RunOptions()
     driver = host.nvidia_driver
-    cuda, source = cuda_version_of_base(base)
+    cuda, source = cuda_version_of_image(base.image, base.variant)
     if cuda is None:
         return "skip", f"base {base.id}: no CUDA version in {base.image} or variant {base.variant}", ""
     if not driver:
         return "skip", f"base {base.id} (CUDA {cuda}): no NVIDIA driver on this host to compare with", ""
-    have = version_tuple(driver)
+    have = release(driver)
     # The torch wheels bring their own CUDA runtime: they need the floor of their own major.
     wheel_cuda = cuda_version_of_variant(variant or base.variant)
     if wheel_cuda:
         wneed = driver_need(wheel_cuda)
-        if wneed.floor and have < version_tuple(wneed.floor):
+        if wneed.floor and have < release(wneed.floor):
             return ("fail", f"host driver {driver} < {wneed.floor} needed by torch's {variant or base.variant} wheels "
                             f"(CUDA {wheel_cuda.split('.')[0]}.x, even with minor-version compatibility)",
                     _upgrade_fix(wneed.ga or wneed.floor, driver))
@@ -135,7 +79,7 @@ def driver_check(base: Base, host: HostInfo, run: RunOptions | None = None,
     if need.full is None:
         return "warn", (f"base {base.id}: no driver data for CUDA {cuda} in cuda_drivers.yaml"
                         + (f" ({need.note})" if need.note else "")), "check NVIDIA's release notes"
-    if need.floor and have < version_tuple(need.floor):
+    if need.floor and have < release(need.floor):
         return ("fail", f"host driver {driver} < {need.full} needed by CUDA {cuda} ({base.image}); "
                         f"even CUDA {cuda.split('.')[0]}.x minor-version compatibility needs >= {need.floor}",
                 _upgrade_fix(need.full, driver) + "; data-center GPUs can instead use forward compatibility "
@@ -145,14 +89,14 @@ def driver_check(base: Base, host: HostInfo, run: RunOptions | None = None,
         mode, _ = resolve_nvidia_mode(host, run.nvidia_mode)
     except PassthroughUnavailable:
         pass
-    if (is_nvidia_cuda_image(base.image) and need.ga and have < version_tuple(need.ga)
+    if (is_nvidia_cuda_image(base.image) and need.ga and have < release(need.ga)
             and not run.disable_require and mode != "cdi"):
         return ("fail", f"host driver {driver} < {need.ga}: {base.image} sets NVIDIA_REQUIRE_CUDA=cuda>={'.'.join(cuda.split('.')[:2])}"
                         f" and the container toolkit refuses to start it "
                         f"('requirement error: unsatisfied condition: cuda>=…')",
                 _upgrade_fix(need.full, driver) + "; or set run: {disable_require: true} to start it anyway "
                                                   "and rely on minor-version compatibility (torch wheels carry their own CUDA runtime)")
-    if have < version_tuple(need.full):
+    if have < release(need.full):
         return ("warn", f"host driver {driver} < {need.full} of CUDA {cuda} ({source}): runs through minor-version "
                         f"compatibility (no PTX JIT of newer PTX)", _upgrade_fix(need.full, driver))
     return "pass", f"base {base.id}: CUDA {cuda} ({source}) needs driver >= {need.full}; host has {driver}", ""
@@ -160,51 +104,6 @@ def driver_check(base: Base, host: HostInfo, run: RunOptions | None = None,
 
 # ---------------------------------------------------------------------------
 # GPU architecture against the torch build
-
-
-def _minor_of(version: str) -> tuple[int, ...]:
-    return version_tuple(version.split("+", 1)[0])[:2]
-
-
-def _in_range(version: str, spec: str) -> bool:
-    lo, _, hi = str(spec).partition("-")
-    v = _minor_of(version)
-    return version_tuple(lo)[:2] <= v <= version_tuple(hi or lo)[:2]
-
-
-def torch_arch_list(torch_version: str, variant: str) -> list[str] | None:
-    """Archs compiled into torch ``torch_version`` for ``variant`` (``torch_archs.yaml``), or None if unknown."""
-    data = load_data("torch_archs")
-    if variant.startswith("cu"):
-        for entry in data.get("cuda") or []:
-            if entry.get("variant") == variant and _in_range(torch_version, entry.get("torch", "")):
-                return list(entry.get("arch_list") or [])
-    elif variant.startswith("rocm"):
-        for entry in data.get("rocm") or []:
-            if variant in (entry.get("variants") or []) and _in_range(torch_version, entry.get("torch", "")):
-                return list(entry.get("arch_list") or [])
-    return None
-
-
-def _sm(arch: str) -> tuple[int, int] | None:
-    m = re.fullmatch(r"(?:sm|compute)_(\d+)(\d)[a-z]?", arch)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def cuda_arch_runs(gpu_arch: str, arch_list: Sequence[str]) -> tuple[bool, str]:
-    """Whether a GPU of ``gpu_arch`` (sm_XY) runs a build with ``arch_list``, and how."""
-    gpu = _sm(gpu_arch)
-    if gpu is None:
-        return True, "unknown arch"
-    if gpu_arch in arch_list:
-        return True, f"{gpu_arch} SASS"
-    same_major = [a for a in arch_list if a.startswith("sm_") and (s := _sm(a)) and s[0] == gpu[0] and s[1] <= gpu[1]]
-    if same_major:
-        return True, f"{max(same_major, key=_sm)} SASS (binary compatible within the major)"
-    ptx = [a for a in arch_list if a.startswith("compute_") and (s := _sm(a)) and s <= gpu]
-    if ptx:
-        return True, f"PTX JIT from {max(ptx, key=_sm)}"
-    return False, "no SASS for its major and no PTX it can JIT"
 
 
 def arch_check(cell: Cell, host: HostInfo) -> tuple[str, str, str] | None:
@@ -216,16 +115,11 @@ def arch_check(cell: Cell, host: HostInfo) -> tuple[str, str, str] | None:
     if not gpus or arch_list is None:
         return None
     build = f"torch {cell.torch.version}+{cell.base.variant}"
+    override = hsa_override_for(cell.base) if cell.vendor == "amd" else None
     fits, misfits = [], []
     for g in gpus:
-        if cell.vendor == "nvidia":
-            ok, how = cuda_arch_runs(g.arch, arch_list)
-        else:
-            override = hsa_override_for(cell.base)
-            effective = gfx_from_override(override) if override else None
-            ok = g.arch in arch_list or (effective in arch_list if effective else False)
-            how = (f"{g.arch} compiled in" if g.arch in arch_list
-                   else f"HSA_OVERRIDE_GFX_VERSION={override} → {effective}" if ok else "not compiled in")
+        verdict = code_runs(g.arch, arch_list, override=override)
+        ok, how = verdict["match"] != "none", verdict["description"]
         (fits if ok else misfits).append((g, how))
     listed = ", ".join(arch_list)
     if not misfits:
@@ -306,14 +200,14 @@ def passthrough_blockers(cells: Iterable[Cell], host: HostInfo, run: RunOptions 
 # Checks for the report
 
 
-def check_engine(engine: Any, version: Mapping[str, Any] | None, error: str | None = None) -> Check:
-    if engine is None or version is None:
+def check_engine(info: EngineInfo | None, error: str | None = None) -> Check:
+    if info is None:
         return Check("engine", "fail", f"the Docker engine is not reachable{': ' + error if error else ''}",
                      "start it (sudo systemctl start docker) or point DOCKER_HOST at one; './dev engine' "
                      "starts a private one for development")
-    api = version.get("ApiVersion")
-    detail = f"Docker {version.get('Version')} (API {api}), {version.get('Os')}/{version.get('Arch')}"
-    if version_tuple(str(api)) < (1, 40):
+    api = info.api_version
+    detail = f"Docker {info.version} (API {api}), {info.operating_system or 'unknown OS'}"
+    if release(api) < (1, 40):
         return Check("engine", "warn", detail + ": too old for GPU device requests (needs API 1.40, Docker 19.03)",
                      "upgrade Docker")
     return Check("engine", "pass", detail)
@@ -423,12 +317,12 @@ def check_archs(host: HostInfo, cells: Sequence[Cell]) -> list[Check]:
     return out
 
 
-def check_disk(engine_info: Mapping[str, Any] | None, cells: Sequence[Cell], host: HostInfo | None = None) -> Check:
+def check_disk(engine_info: EngineInfo | None, cells: Sequence[Cell], host: HostInfo | None = None) -> Check:
     # Only the cells that will be built here: those of a vendor this host has (or CPU).
     applicable = [c for c in cells if c.applicable and (host is None or host.has_vendor(c.vendor))]
     bases = {(c.base.image, c.vendor) for c in applicable}
     need = sum(DISK_PER_BASE_GIB[v] for _, v in bases) + sum(DISK_PER_CELL_GIB[c.vendor] for c in applicable)
-    root = (engine_info or {}).get("DockerRootDir")
+    root = engine_info.docker_root_dir if engine_info else None
     if not root or not Path(root).exists():
         return Check("disk", "skip", f"the engine's data root {root or '(unknown)'} is not on this machine; "
                                      f"the images need roughly {need:.0f} GiB")
@@ -470,21 +364,20 @@ def check_shm(host: HostInfo, run: RunOptions) -> Check:
 
 def run_checks(engine: Any, matrix: Matrix, cells: Sequence[Cell], host: HostInfo | None = None) -> list[Check]:
     """Every doctor check, in report order."""
-    version = info = None
+    info: EngineInfo | None = None
     error = None
     if engine is not None:
         try:
-            version, info = engine.version(), engine.info()
-        except Exception as err:  # noqa: BLE001 - any failure here means "not reachable" for the report
+            info = engine.describe()
+        except GpumatrixError as err:
             error = str(err)
-            engine = None
-    host = host or discover_host(version, info)
-    checks = [check_engine(engine, version, error), check_gpus(host)]
+    host = host or discover_host(info)
+    checks = [check_engine(info, error), check_gpus(host)]
     checks += check_nvidia(host, cells, matrix.run)
     checks += check_amd(host, cells, matrix.run)
     checks += check_drivers(matrix, host, cells)
     checks += check_archs(host, cells)
-    checks.append(check_disk(info, cells, host) if engine is not None else
+    checks.append(check_disk(info, cells, host) if info is not None else
                   Check("disk", "skip", "no engine to ask where images are stored"))
     checks.append(check_shm(host, matrix.run))
     return checks

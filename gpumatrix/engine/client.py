@@ -13,7 +13,6 @@ import io
 import os
 import tarfile
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import docker
@@ -24,8 +23,12 @@ from docker.types import DeviceRequest, LogConfig
 
 from gpumatrix.errors import BuildError, EngineUnavailable, GpumatrixError
 
-LABEL_NS = "io.gpumatrix"
-MANAGED_LABEL = f"{LABEL_NS}.managed"
+from gpumatrix.engine.models import (LABEL_NS, MANAGED_LABEL, ContainerInfo, ContainerOutcome, ContainerSpec,
+                                     DeviceRequestSpec, EngineInfo, ImageInfo, Mount)
+
+__all__ = ["LABEL_NS", "MANAGED_LABEL", "ContainerInfo", "ContainerOutcome", "ContainerSpec", "DeviceRequestSpec",
+           "Engine", "EngineConnectionLost", "EngineInfo", "EngineOperationError", "ImageInfo", "Mount",
+           "engine_info_from_payloads", "tar_context"]
 
 
 class EngineOperationError(GpumatrixError):
@@ -51,75 +54,6 @@ def _engine_op(what: str) -> Callable:
                 raise EngineConnectionLost(f"lost the connection to the Docker engine while {what}: {err}") from err
         return inner
     return wrap
-
-
-@dataclass(frozen=True)
-class ImageInfo:
-    id: str
-    tags: tuple[str, ...]
-    repo_digests: tuple[str, ...]
-    labels: Mapping[str, str]
-    size: int
-
-
-@dataclass(frozen=True)
-class DeviceRequestSpec:
-    """An NVIDIA-style device request (``--gpus``): ``count=-1`` means all."""
-
-    driver: str = ""
-    count: int = -1
-    device_ids: tuple[str, ...] = ()
-    capabilities: tuple[tuple[str, ...], ...] = (("gpu",),)
-
-
-@dataclass(frozen=True)
-class Mount:
-    source: str
-    target: str
-    read_only: bool = True
-
-
-@dataclass(frozen=True)
-class ContainerSpec:
-    """Everything needed to run one container, in engine-neutral terms."""
-
-    image: str
-    command: Sequence[str]
-    name: str | None = None
-    environment: Mapping[str, str] = field(default_factory=dict)
-    mounts: Sequence[Mount] = ()
-    devices: Sequence[str] = ()  # "host:container:rwm"
-    device_requests: Sequence[DeviceRequestSpec] = ()
-    group_add: Sequence[str] = ()
-    runtime: str | None = None
-    shm_size: str | None = None
-    ipc_mode: str | None = None
-    network_mode: str = "none"
-    read_only: bool = True
-    tmpfs: Mapping[str, str] = field(default_factory=dict)
-    security_opt: Sequence[str] = ("no-new-privileges",)
-    cap_drop: Sequence[str] = ("ALL",)
-    user: str | None = None
-    working_dir: str | None = None
-    pids_limit: int | None = None
-    mem_limit: str | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
-    timeout_s: float = 1800.0
-    output_cap: int = 16 * 1024 * 1024
-    # An init process (docker's tini) as PID 1: reaps DataLoader workers' zombies, and lets a crash
-    # (SIGSEGV, SIGABRT) kill the suite instead of being ignored as signals to PID 1 are.
-    init: bool = True
-
-
-@dataclass(frozen=True)
-class ContainerOutcome:
-    exit_code: int | None
-    stdout: bytes
-    stderr: bytes
-    timed_out: bool
-    oom_killed: bool
-    duration_s: float
-    host_config: Mapping[str, object] = field(default_factory=dict)
 
 
 def _reason(err: Exception) -> str:
@@ -176,11 +110,10 @@ class Engine:
                 return False
             time.sleep(0.5)
 
-    def version(self) -> dict:
-        return self.api.version()
-
-    def info(self) -> dict:
-        return self.api.info()
+    @_engine_op("asking the engine what it is")
+    def describe(self) -> EngineInfo:
+        """The engine's version and GPU-relevant facts (two round trips; callers keep the result)."""
+        return engine_info_from_payloads(self.api.version(), self.api.info())
 
     # -- images -------------------------------------------------------------
     @_engine_op("inspecting an image")
@@ -284,8 +217,16 @@ class Engine:
 
     # -- containers ---------------------------------------------------------
     @_engine_op("listing containers")
-    def containers_with_label(self, label: str = MANAGED_LABEL) -> list[dict]:
-        return self.api.containers(all=True, filters={"label": label})
+    def containers_with_label(self, label: str = MANAGED_LABEL) -> list[ContainerInfo]:
+        out = []
+        for c in self.api.containers(all=True, filters={"label": label}):
+            if not isinstance(c, dict) or not isinstance(c.get("Id"), str):
+                continue
+            names = c.get("Names") if isinstance(c.get("Names"), list) else []
+            out.append(ContainerInfo(id=c["Id"], name=str(names[0]).lstrip("/") if names else "",
+                                     labels=_str_map(c.get("Labels")), state=str(c.get("State") or ""),
+                                     image=str(c.get("Image") or "")))
+        return out
 
     @_engine_op("removing a container")
     def remove_container(self, container_id: str) -> None:
@@ -333,8 +274,15 @@ class Engine:
         return created["Id"]
 
     @_engine_op("inspecting a container")
-    def inspect_container(self, container_id: str) -> dict:
-        return self.api.inspect_container(container_id)
+    def inspect_container(self, container_id: str) -> ContainerInfo:
+        data = self.api.inspect_container(container_id)
+        config = data.get("Config") if isinstance(data.get("Config"), dict) else {}
+        state = data.get("State") if isinstance(data.get("State"), dict) else {}
+        env = dict(e.split("=", 1) for e in (config.get("Env") or []) if isinstance(e, str) and "=" in e)
+        return ContainerInfo(id=str(data.get("Id")), name=str(data.get("Name") or "").lstrip("/"),
+                             labels=_str_map(config.get("Labels")), state=str(state.get("Status") or ""),
+                             image=str(config.get("Image") or ""), user=str(config.get("User") or ""), env=env,
+                             host_config=dict(data.get("HostConfig") or {}))
 
     @_engine_op("running a container")
     def run(self, spec: ContainerSpec) -> ContainerOutcome:
@@ -458,6 +406,35 @@ class Engine:
         if info is None or ref not in info.repo_digests:
             raise EngineOperationError(f"pulling {ref}: the engine has no image with that digest afterwards")
         return info
+
+
+def _str_map(value: object) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _str_tuple(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
+
+
+def engine_info_from_payloads(version: object, info: object) -> EngineInfo:
+    """:class:`EngineInfo` from the engine's ``/version`` and ``/info`` answers (recorded ones in tests)."""
+    version = version if isinstance(version, dict) else {}
+    info = info if isinstance(info, dict) else {}
+
+    def text(d: dict, key: str) -> str | None:
+        value = d.get(key)
+        return str(value) if isinstance(value, (str, int, float)) and value != "" else None
+
+    runtimes = info.get("Runtimes")
+    return EngineInfo(
+        version=text(version, "Version"), api_version=text(version, "ApiVersion"),
+        runtimes=tuple(sorted(str(k) for k in runtimes)) if isinstance(runtimes, dict) else (),
+        default_runtime=text(info, "DefaultRuntime"),
+        security_options=_str_tuple(info.get("SecurityOptions")),
+        operating_system=text(info, "OperatingSystem"),
+        # Docker >= 25 lists CDISpecDirs when CDI is enabled (opt-in 25-28.1, default from 28.2).
+        cdi_spec_dirs=_str_tuple(info.get("CDISpecDirs")),
+        docker_root_dir=text(info, "DockerRootDir"))
 
 
 def _is_read_timeout(err: Exception) -> bool:

@@ -28,7 +28,8 @@ from typing import Mapping, Sequence
 from gpumatrix.config.matrix import Base, Cell, Matrix, RunOptions
 from gpumatrix.engine.client import ContainerSpec, DeviceRequestSpec
 from gpumatrix.errors import ConfigError, GpumatrixError, Problem
-from gpumatrix.host import GPU, HostInfo, device_gid, version_tuple
+from gpumatrix.host import GPU, HostInfo, device_gid
+from gpumatrix.knowledge.versions import release
 
 NVIDIA_MODES = ("auto", "gpus", "cdi", "runtime")
 # Preference for ``auto``: the device request is what the toolkit's own install guide checks
@@ -124,8 +125,8 @@ def stale_cdi_specs(host: HostInfo) -> list[str]:
 def check_nvidia_modes(host: HostInfo) -> dict[str, ModeCheck]:
     """Whether each NVIDIA mode can work with this host and engine, and why (not)."""
     engine = host.engine or {}
-    version = version_tuple(engine.get("version"))
-    api = version_tuple(engine.get("api_version"))
+    version = release(engine.get("version"))
+    api = release(engine.get("api_version"))
     where = f"Docker {engine.get('version') or '(unknown version)'}"
     out: dict[str, ModeCheck] = {}
 

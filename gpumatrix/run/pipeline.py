@@ -181,7 +181,7 @@ class Runner:
         self.matrix = matrix
         self.results = results
         self.echo = echo
-        self.host = host or discover_host(engine.version(), engine.info())
+        self.host = host or discover_host(engine.describe())
         self.pip = host_pip_settings()
         self._base_ids: dict[str, str | BuildError] = {}
         self._peaks: Path | None = None
@@ -339,8 +339,8 @@ class Runner:
         """Stop and remove this run's probe containers (on an interrupt)."""
         n = 0
         for c in self.engine.containers_with_label(MANAGED_LABEL):
-            if (c.get("Labels") or {}).get(f"{LABEL_NS}.session") == SESSION_ID:
-                self.engine.remove_container(c["Id"])
+            if c.labels.get(f"{LABEL_NS}.session") == SESSION_ID:
+                self.engine.remove_container(c.id)
                 n += 1
         return n
 
@@ -348,13 +348,13 @@ class Runner:
         """Remove probe containers left by gpumatrix runs on this host that are no longer alive."""
         removed = []
         for c in self.engine.containers_with_label(MANAGED_LABEL):
-            labels = c.get("Labels") or {}
+            labels = c.labels
             if labels.get(f"{LABEL_NS}.role") != "probe" or labels.get(f"{LABEL_NS}.hostname") != socket.gethostname():
                 continue
             if labels.get(f"{LABEL_NS}.session") == SESSION_ID or _pid_alive(labels.get(f"{LABEL_NS}.pid")):
                 continue
-            self.engine.remove_container(c["Id"])
-            removed.append(c["Id"])
+            self.engine.remove_container(c.id)
+            removed.append(c.id)
         if removed:
             self.echo(f"removed {len(removed)} stale probe containers left by earlier runs")
         return removed

@@ -18,8 +18,9 @@ from typing import Any, Mapping
 
 from gpumatrix.config.matrix import Cell, RunOptions
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, EngineOperationError, Mount
-from gpumatrix.knowledge import releases
+
 from gpumatrix.fsutil import write_json_atomic
+from gpumatrix.knowledge.peaks import peaks_table
 from gpumatrix.resources import probes_dir
 from gpumatrix.host import HostInfo
 from gpumatrix.run.passthrough import GpuSlot, apply_passthrough, explain_engine_error, passthrough_options_for
@@ -31,21 +32,6 @@ SESSION_ID = uuid.uuid4().hex[:12]
 
 
 PEAKS_IN_CONTAINER = f"{PROBES_PARENT}/peaks.json"
-
-
-def peaks_table() -> dict[str, dict[str, float]]:
-    """``gpumatrix/data/gpu_peaks.yaml`` as the probes read it: device name → {"bf16_tflops": …, "mem_bw_gbs": …}."""
-    table: dict[str, dict[str, float]] = {}
-    for name, entry in (releases.load_data("gpu_peaks").get("gpus") or {}).items():
-        if not isinstance(entry, dict):
-            continue
-        figures = {f"{k}_tflops": float(v) for k, v in entry.items()
-                   if k in ("fp32", "tf32", "fp16", "bf16", "fp8") and isinstance(v, (int, float))}
-        if isinstance(entry.get("mem_bw_gbs"), (int, float)):
-            figures["mem_bw_gbs"] = float(entry["mem_bw_gbs"])
-        for key in [name] + list(entry.get("aliases") or []):
-            table[str(key)] = figures
-    return table
 
 
 def write_peaks_file(folder: Path) -> Path:
