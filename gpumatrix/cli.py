@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Callable, Sequence
 
 from gpumatrix.config.matrix import Expansion, expand_cells, load_matrix, matches, select, split_patterns
@@ -17,12 +16,12 @@ from gpumatrix.doctor.checks import doctor_report, passthrough_blockers
 from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound
 from gpumatrix.run.passthrough import with_nvidia_mode
 from gpumatrix.config.select import gha_matrix, select_shard
-from gpumatrix.images.registry import normalize_registry
 from gpumatrix.results.gate import gate_results
 from gpumatrix.results.merge import MERGE_FORMATS, load_sources, merge_command, render_merged, restrict
 from gpumatrix.results.recommend import recommend_command
 from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.run.pipeline import Runner
+from gpumatrix.run.request import RunRequest
 from gpumatrix.report.table import FORMATS, render
 from gpumatrix.results.store import ResultsDir
 
@@ -108,45 +107,34 @@ def save_tables(results: ResultsDir, cells, host) -> None:
     write_text_atomic(results.path / "table.md", render(cells, "markdown", title="gpumatrix compatibility", host=host))
 
 
-def run_matrix(matrix_path: str, results_path: str, only: str | None = None, *, build: bool = True,
-               probe: bool = True, force: bool = False, rebuild: bool = False, quick: bool = False,
-               perf: bool | None = None, fmt: str = "text", resume: bool = False,
-               shard: str | None = None, push: str | None = None, pull_from: str | None = None,
-               baseline: str | None = None, nvidia_mode: str | None = None, jobs: int = 1,
-               reuse_probes: bool = False,
-               echo: Callable[[str], None] = _stderr) -> str:
-    """Build and/or probe the selected cells, save results, and return the rendered table.
+def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> str:
+    """Build and/or probe the cells ``request`` selects, save results, and return the rendered table.
 
-    ``shard`` ("K/N") runs one of N even shares of the cells; ``push`` publishes each built image to a
+    ``request.shard`` ("K/N") runs one of N even shares of the cells; ``push`` publishes each built image to a
     registry; ``pull_from`` (a registry or a build job's results folder) probes images pulled by digest
     instead of building; ``baseline`` applies the regression gate to the cells of this run.
     """
-    _check_format(fmt)
-    matrix, _, cells = _selected(matrix_path, only)
-    matrix = with_nvidia_mode(matrix, nvidia_mode)
-    cells = select_shard(cells, shard)
-    push = normalize_registry(push, "--push") if push else None
-    if pull_from and not Path(pull_from).is_dir():
-        pull_from = normalize_registry(pull_from, "--from")
-    if baseline:
-        load_sources([baseline])  # a bad baseline is a flag error before anything is built
+    request = request.checked()
+    matrix, _, cells = _selected(request.matrix_path, request.only)
+    matrix = with_nvidia_mode(matrix, request.nvidia_mode)
+    cells = select_shard(cells, request.shard)
+    if request.baseline:
+        load_sources([request.baseline])  # a bad baseline is a flag error before anything is built
     engine = Engine.connect()
     try:
-        results = ResultsDir(results_path)
-        runner = Runner(engine, matrix, results, echo=echo, push=push, pull_from=pull_from,
-                        reuse_probes=reuse_probes)
+        results = ResultsDir(request.results_path)
+        runner = Runner(engine, matrix, results, request, echo=echo)
         echo(f"host: {runner.host.host_type()}; engine {runner.host.engine.get('version')}; "
-             f"{len(cells)} cells{f' (shard {shard})' if shard else ''}; results in {results.path}")
+             f"{len(cells)} cells{f' (shard {request.shard})' if request.shard else ''}; results in {results.path}")
         for message in passthrough_blockers(cells, runner.host, matrix.run):
             echo(f"warning: {message}")
-        runner.run(cells, build=build, probe=probe, force=force, rebuild=rebuild, quick=quick, perf=perf,
-                   resume=resume, jobs=jobs)
+        runner.run(cells)
     finally:
         engine.close()
     loaded, host = _load(results, echo)  # read once: the saved tables and the returned one
     save_tables(results, loaded, host)
-    table = _render_selected(loaded, host, fmt, only)
-    return _gated(table, baseline, results_path, [c.id for c in cells], fmt)
+    table = _render_selected(loaded, host, request.fmt, request.only)
+    return _gated(table, request.baseline, request.results_path, [c.id for c in cells], request.fmt)
 
 
 def _gated(table: str, baseline: str | None, results_path: str, cell_ids: Sequence[str] | None, fmt: str) -> str:

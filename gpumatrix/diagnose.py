@@ -41,7 +41,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
-from gpumatrix.errors import GpumatrixError
+from gpumatrix.errors import ExitCode, GpumatrixError
 
 __all__ = [
     "CAUSES",
@@ -111,7 +111,7 @@ _HINTS = {"hsa_override"}
 class RulesError(GpumatrixError):
     """The diagnosis rules file is invalid. Lists every problem found."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
     def __init__(self, path: str, problems: Sequence[str]):
         self.problems = list(problems)

@@ -1,19 +1,55 @@
-"""The one exception hierarchy of gpumatrix, and the exit code of each kind.
+"""The one exception hierarchy of gpumatrix, and the one table of exit codes.
 
-Every error a user can cause or meet derives from :class:`GpumatrixError` and
-carries its own ``exit_code``; ``tasks.py`` turns it into ``invoke.Exit``.
+Every error a user can cause or meet derives from :class:`GpumatrixError` and carries its own
+``exit_code`` from :class:`ExitCode`; ``gpumatrix.tasks`` turns it into ``invoke.Exit``. The table is
+printed by ``--help`` and copied in the README (a test keeps them equal).
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Sequence
+
+
+class ExitCode(enum.IntEnum):
+    """What a gpumatrix command's exit status means. The descriptions are user-facing."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    ENGINE_UNAVAILABLE = 3
+    REGRESSION = 4
+    RESULTS_LOCKED = 5
+    NO_PASSTHROUGH = 6
+    INTERRUPTED = 130
+
+    @property
+    def meaning(self) -> str:
+        return _MEANINGS[self]
+
+
+_MEANINGS = {
+    ExitCode.OK: "the command completed (in a matrix run, cells may still fail: the table says which)",
+    ExitCode.FAILED: "doctor found a failing check, recommend found no known-good image, or another error",
+    ExitCode.USAGE: "invalid matrix.yaml, flag or value (nothing was built)",
+    ExitCode.ENGINE_UNAVAILABLE: "the Docker engine is unreachable",
+    ExitCode.REGRESSION: "a cell that passed in the baseline fails now",
+    ExitCode.RESULTS_LOCKED: "another run holds the results folder",
+    ExitCode.NO_PASSTHROUGH: "no way to pass this host's GPUs into containers (the message says what to install)",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); finished cells are saved, --resume continues",
+}
+
+
+def exit_codes_text() -> str:
+    """The exit-code table as ``--help`` prints it."""
+    return "\n".join(f"  {int(code):>3}  {code.meaning}" for code in ExitCode)
 
 
 class GpumatrixError(Exception):
     """Root of all gpumatrix errors. ``str(err)`` is the complete user-facing message."""
 
-    exit_code = 1
+    exit_code: int = ExitCode.FAILED
 
 
 @dataclass(frozen=True)
@@ -29,10 +65,20 @@ class Problem:
         return f"{where}: {self.message}"
 
 
+class UsageError(GpumatrixError):
+    """A flag or its value is invalid: one line that names the flag and what it takes."""
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, flag: str, message: str):
+        self.flag = flag
+        super().__init__(f"{flag}: {message}")
+
+
 class ConfigError(GpumatrixError):
     """``matrix.yaml`` (or a flag) is invalid. Carries every problem found, not just the first."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems = list(problems)
@@ -44,13 +90,13 @@ class ConfigError(GpumatrixError):
 class EngineUnavailable(GpumatrixError):
     """The Docker engine cannot be reached (or cannot be started for development)."""
 
-    exit_code = 3
+    exit_code = ExitCode.ENGINE_UNAVAILABLE
 
 
 class RegressionFound(GpumatrixError):
     """A cell that passed in the baseline fails now."""
 
-    exit_code = 4
+    exit_code = ExitCode.REGRESSION
 
 
 class BuildError(GpumatrixError):
@@ -67,4 +113,4 @@ class BuildError(GpumatrixError):
 class ResultsLocked(GpumatrixError):
     """Another gpumatrix run holds the results folder."""
 
-    exit_code = 5
+    exit_code = ExitCode.RESULTS_LOCKED

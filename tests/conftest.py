@@ -41,3 +41,18 @@ def tracked(engine):
 @pytest.fixture
 def unique():
     return uuid.uuid4().hex[:10]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep the ``engine`` marker honest: on exactly the tests that use the ``engine`` fixture.
+
+    ``-m 'not engine'`` must then run every test that can run without a daemon, and nothing that needs one.
+    """
+    wrong = []
+    for item in items:
+        marked = item.get_closest_marker("engine") is not None
+        uses = "engine" in getattr(item, "fixturenames", ())
+        if marked != uses:
+            wrong.append(f"{item.nodeid}: {'marked engine but does not use it' if marked else 'uses the engine unmarked'}")
+    if wrong:
+        raise pytest.UsageError("the engine marker must match the engine fixture:\n  " + "\n  ".join(wrong))

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Mapping, Sequence
 
-from gpumatrix.errors import ConfigError, GpumatrixError, Problem
+from gpumatrix.errors import ExitCode, ConfigError, GpumatrixError, Problem
 from gpumatrix.results.merge import Merged, Sourced, load_sources
 from gpumatrix.report.table import version_key
 from gpumatrix.results.store import CellResult
@@ -35,7 +35,7 @@ RUN_FLAGS: Mapping[str, tuple[str, ...]] = {
 class NoRecommendation(GpumatrixError):
     """No image in the results is known to work on this host type with the filters given."""
 
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
 
 @dataclass(frozen=True)

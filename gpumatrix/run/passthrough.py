@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 
 from gpumatrix.config.matrix import Base, Cell, Matrix, RunOptions
 from gpumatrix.engine.client import ContainerSpec, DeviceRequestSpec
-from gpumatrix.errors import ConfigError, GpumatrixError, Problem
+from gpumatrix.errors import ExitCode, ConfigError, GpumatrixError, Problem
 from gpumatrix.host import GPU, HostInfo, device_gid
 from gpumatrix.knowledge.versions import release
 
@@ -63,7 +63,7 @@ RUNTIME_SETUP = (
 class PassthroughUnavailable(GpumatrixError):
     """No way to give containers this host's GPUs; the message says what is missing and how to fix it."""
 
-    exit_code = 6
+    exit_code = ExitCode.NO_PASSTHROUGH
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render
 from gpumatrix.results.store import CellResult, ResultsDir
 from gpumatrix.run.schedule import Scheduler
 from gpumatrix.resources import probes_dir
+from gpumatrix.run.request import RunRequest
 from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
 from gpumatrix.images.sources import PackageServer, host_pip_settings
 
@@ -172,12 +173,13 @@ def _base_result(cell: Cell, status: str, reason: str | None, host: HostInfo) ->
 class Runner:
     """Builds and probes cells on one engine, writing results as it goes."""
 
-    def __init__(self, engine: Engine, matrix: Matrix, results: ResultsDir,
-                 echo: Callable[[str], None] = lambda s: None, host: HostInfo | None = None,
-                 push: str | None = None, pull_from: str | None = None, reuse_probes: bool = False):
+    def __init__(self, engine: Engine, matrix: Matrix, results: ResultsDir, request: RunRequest | None = None,
+                 echo: Callable[[str], None] = lambda s: None, host: HostInfo | None = None):
         self.engine = engine
-        self.push = push  # registry to publish each built image to (fleet: build once, probe anywhere)
-        self.pull_from = pull_from  # registry or build-results folder to pull each cell's image from, by digest
+        self.request = request or RunRequest()
+        # Registry to publish each built image to (fleet: build once, probe anywhere), and the registry or
+        # build-results folder to pull each cell's image from, by digest.
+        self.push, self.pull_from = self.request.push, self.request.pull_from
         self.matrix = matrix
         self.results = results
         self.echo = echo
@@ -187,7 +189,7 @@ class Runner:
         self._peaks: Path | None = None
         self._gates = Scheduler([], self.host)
         self._stopping = threading.Event()
-        self.reuse_probes = reuse_probes
+        self.reuse_probes = self.request.reuse_probes
 
     # -- building -----------------------------------------------------------
     def _base_id(self, ref: str) -> str:
@@ -237,10 +239,8 @@ class Runner:
         return self._peaks
 
     # -- the whole run ------------------------------------------------------
-    def run(self, cells: Sequence[Cell], *, build: bool = True, probe: bool = True, force: bool = False,
-            rebuild: bool = False, quick: bool = False, perf: bool | None = None, resume: bool = False,
-            jobs: int = 1) -> dict:
-        """Run ``cells``; return the run summary (also kept up to date in ``summary.json``).
+    def run(self, cells: Sequence[Cell]) -> dict:
+        """Run ``cells`` as :attr:`request` says; return the run summary (also kept up to date in ``summary.json``).
 
         Cells run concurrently as :class:`~gpumatrix.schedule.Scheduler` allows: up to ``jobs`` builds at
         once, one probe container per GPU, and CPU probes bounded by the cores; a build overlaps the
@@ -249,6 +249,9 @@ class Runner:
         The summary is written before the first cell and after every cell, so a run killed even
         by SIGKILL leaves a record of what it finished; ``resume`` continues such a run.
         """
+        r = self.request
+        build, probe, force, rebuild, quick, perf, resume, jobs = (
+            r.build, r.probe, r.force, r.rebuild, r.quick, r.perf, r.resume, r.jobs)
         with results_lock(self.results), _terminate_as_interrupt(), ExitStack() as stack:
             previous = self.results.read_summary() if resume else None
             done: dict[str, str] = {}

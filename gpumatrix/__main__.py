@@ -1,0 +1,5 @@
+"""``python -m gpumatrix …`` is the ``gpumatrix`` command."""
+
+from gpumatrix.program import main
+
+main()
