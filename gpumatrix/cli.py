@@ -12,7 +12,8 @@ from typing import Callable, Sequence
 
 from gpumatrix.config.matrix import Expansion, expand_cells, load_matrix, matches, select, split_patterns
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
-from gpumatrix.doctor.checks import doctor_report, passthrough_blockers
+from gpumatrix.doctor.report import doctor_report
+from gpumatrix.run.preflight import passthrough_blockers
 from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound
 from gpumatrix.run.passthrough import with_nvidia_mode
 from gpumatrix.config.select import gha_matrix, select_shard

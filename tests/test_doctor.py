@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from gpumatrix.config.matrix import RunOptions, expand_cells, load_matrix, parse_matrix
-from gpumatrix.doctor.checks import (
-    check_amd, check_disk, check_shm, doctor_report, passthrough_blockers, preflight_cell,
-)
+from gpumatrix.doctor.checks import check_amd, check_disk, check_shm
+from gpumatrix.doctor.report import doctor_report
+from gpumatrix.run.preflight import passthrough_blockers, preflight_cell
 from gpumatrix.knowledge.archs import code_runs, torch_arch_list
 from gpumatrix.knowledge.drivers import cuda_version_of_image, driver_need, max_cuda_for_driver
 from gpumatrix.engine.client import engine_info_from_payloads

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from gpumatrix import __version__
 from gpumatrix.config.matrix import Cell, Matrix, RunOptions
 from gpumatrix.diagnose import diagnose
-from gpumatrix.doctor.checks import preflight_cell
+from gpumatrix.run.preflight import preflight_cell
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
 from gpumatrix.errors import BuildError, ResultsLocked
 from gpumatrix.host import HostInfo, discover_host
