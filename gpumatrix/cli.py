@@ -18,12 +18,11 @@ from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, Regression
 from gpumatrix.run.passthrough import with_nvidia_mode
 from gpumatrix.config.select import gha_matrix, select_shard
 from gpumatrix.images.registry import normalize_registry
-from gpumatrix.results.gate import gate_results
-from gpumatrix.results.merge import MERGE_FORMATS, load_sources, merge_command, render_merged, restrict
-from gpumatrix.results.recommend import recommend_command
+from gpumatrix.report.commands import gate_results, merge_command, recommend_command, write_output
+from gpumatrix.report.formats import FORMATS, render_results
+from gpumatrix.results.merge import load_sources
 from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.run.pipeline import Runner
-from gpumatrix.report.table import FORMATS, render
 from gpumatrix.results.store import ResultsDir
 
 CELL_LABEL = f"{LABEL_NS}.cell"
@@ -92,20 +91,21 @@ def _load(results: ResultsDir, echo: Callable[[str], None]):
     cells, warnings = results.load()
     for w in warnings:
         echo(f"warning: {w}")
-    return cells, (results.read_summary() or {}).get("host")
+    return cells, results.load_summary().host
 
 
 def _render_selected(cells, host, fmt: str, only: str | None) -> str:
     if only:
         patterns = split_patterns(only)
         cells = [c for c in cells if any(matches(c.cell_id, p) for p in patterns)]
-    return render(cells, fmt, title="gpumatrix compatibility" if fmt == "markdown" else None, host=host)
+    return render_results(cells, host, fmt, title=None if fmt == "text" else "gpumatrix compatibility")
 
 
 def save_tables(results: ResultsDir, cells, host) -> None:
     """Keep the last table next to the results, for people and for CI job summaries."""
-    write_text_atomic(results.path / "table.txt", render(cells, "text", host=host))
-    write_text_atomic(results.path / "table.md", render(cells, "markdown", title="gpumatrix compatibility", host=host))
+    write_text_atomic(results.path / "table.txt", render_results(cells, host, "text"))
+    write_text_atomic(results.path / "table.md", render_results(cells, host, "markdown",
+                                                                title="gpumatrix compatibility"))
 
 
 def run_matrix(matrix_path: str, results_path: str, only: str | None = None, *, build: bool = True,
@@ -165,24 +165,20 @@ def _gated(table: str, baseline: str | None, results_path: str, cell_ids: Sequen
     return table if fmt in ("json", "html", "junit") else f"{table}\n{verdict}"
 
 
-def report(results_path: str, fmt: str = "text", only: str | None = None, baseline: str | None = None) -> str:
-    """Render saved results (no engine needed); with ``baseline``, apply the regression gate."""
-    _check_format(fmt, (*FORMATS, "html", "junit"))
+def report(results_path: str, fmt: str = "text", only: str | None = None, baseline: str | None = None,
+           output: str | None = None) -> str:
+    """Render saved results (no engine needed), to ``output`` if given; with ``baseline``, apply the gate."""
+    _check_format(fmt)
     results = ResultsDir(results_path)
     if not results.cells_dir.is_dir():
         raise ConfigError([Problem(str(results.path), None, "no results here; run 'invoke matrix' first "
                                                              "or pass --results DIR")])
-    if baseline or fmt in ("html", "junit"):
-        merged = load_sources([results_path])
-        ids = [cid for cid in merged.cells
-               if not only or any(matches(cid, p) for p in split_patterns(only))]
-        if fmt in ("html", "junit"):
-            table = render_merged(restrict(merged, ids), fmt, title="gpumatrix compatibility")
-        else:
-            table = report(results_path, fmt, only=only)
-        return _gated(table, baseline, results_path, ids if only else None, fmt)
     cells, host = _load(results, _stderr)
-    return _render_selected(cells, host, fmt, only)
+    table = write_output(_render_selected(cells, host, fmt, only), output)
+    if not baseline:
+        return table
+    ids = [c.cell_id for c in cells if not only or any(matches(c.cell_id, p) for p in split_patterns(only))]
+    return _gated(table, baseline, results_path, ids if only else None, "text" if output else fmt)
 
 
 def clean(dry_run: bool = False, only: str | None = None) -> str:
@@ -214,7 +210,7 @@ def clean(dry_run: bool = False, only: str | None = None) -> str:
 def merge(sources: Sequence[str], fmt: str = "text", output: str | None = None,
           baseline: str | None = None) -> str:
     """Merge results folders of many hosts (folders, folders of folders, globs, merged/report JSON)."""
-    _check_format(fmt, MERGE_FORMATS)
+    _check_format(fmt)
     return merge_command(list(sources), fmt, output=output, baseline=baseline)
 
 

@@ -241,7 +241,7 @@ def test_host_type_names_both_vendors_and_drivers():
     host = discover_host(root=ROOTS / "amd-mi325x")
     host2 = HostInfo(**{**host.__dict__, "gpus": host.gpus + discover_host(root=ROOTS / "nvidia-a10g").gpus,
                         "nvidia_driver": "575.57.08"})
-    assert host2.host_type() == "AMD GPU gfx942 (0x74a0), NVIDIA A10G (575.57.08/6.12.12)"
+    assert host2.host_type() == "AMD GPU gfx942 (0x74a0) + NVIDIA A10G · 575.57.08/6.12.12"
 
 
 def test_version_tuple():

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix.results.merge import merge_command, merge_results
-from gpumatrix.report.html import render_html
+from gpumatrix.report.commands import merge_command
+from gpumatrix.report.formats import render_merged
+from gpumatrix.results.merge import merge_results
 from gpumatrix.results.store import ResultsDir
 
 from test_fleet import CPU, H100, H100_LABEL, MI300, probes_doc, result
@@ -50,6 +51,10 @@ def sample_merged():
     ])
 
 
+def render_html(merged, title="gpumatrix"):
+    return render_merged(merged, "html", title)
+
+
 def test_html_is_self_contained_and_escaped():
     page = render_html(sample_merged(), title="fleet")
     assert page.startswith("<!DOCTYPE html>") and 'id="gm-table"' in page
@@ -57,7 +62,7 @@ def test_html_is_self_contained_and_escaped():
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "conflict: pass on host-a, fail on host-b" in page
     assert "CUDNN_STATUS_EXECUTION_FAILED" in page and "Layer 4: math libraries" in page
-    assert "matmul bf16: 612.40 TFLOP/s" in page and "reg:5000/gpumatrix/cu130@sha256:" in page
+    assert "matmul bf16: 612.4 TFLOP/s" in page and "reg:5000/gpumatrix/cu130@sha256:" in page
 
 
 def test_html_renders_in_headless_chromium(tmp_path):
