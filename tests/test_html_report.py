@@ -117,3 +117,29 @@ def test_merge_command_writes_html(tmp_path):
     out = tmp_path / "site" / "index.html"
     assert merge_command([str(rd.path)], "html", output=str(out)) == f"wrote {out}\n"
     assert 'id="gm-table"' in out.read_text(encoding="utf-8")
+
+
+def test_html_labels_the_host_type_group_and_shows_reasons_without_a_click():
+    page = render_html(sample_merged())
+    table = page[page.index('<table id="gm-table">'):page.index("</table>")]
+    groups = re.search(r'<tr class="gm-groups">(.*?)</tr>', table, flags=re.S).group(1)
+    assert re.search(r'<th colspan="4" scope="colgroup">cell</th><th colspan="3" scope="colgroup">host types ', groups)
+    body = table[table.index("<tbody>"):]
+    assert "<details" not in body  # the reasons below are in the table itself, not behind a click
+    assert "No matching distribution &lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "host-b: fail — math_libraries.conv2d failed" in body and "no wheel" in body
+    # the figures keep their significant digits
+    tiny = merge_results([("a", result("cu130-torch2.15.0", "pass", H100, probes=probes_doc(tflops=0.012)))])
+    assert "0.012 TFLOP/s" in render_html(tiny) and "0.0 TFLOP/s" not in render_html(tiny)
+
+
+def test_html_filters_by_status_in_the_browser(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(render_html(sample_merged()), encoding="utf-8")
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri() + "#status=conflict").stdout
+    shown = re.findall(r'<tr data-cell="([^"]+)" data-statuses="[^"]*">', dom)
+    hidden = re.findall(r'<tr data-cell="([^"]+)" data-statuses="[^"]*" hidden="">', dom)
+    assert shown == ["cu130-torch2.15.0"], dom[-3000:]
+    assert len(hidden) == 4 and "showing 1 of 5 cells" in dom
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
+    assert "showing 5 of 5 cells" in dom and ' hidden=""' not in dom

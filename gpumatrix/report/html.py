@@ -25,13 +25,12 @@ from gpumatrix.report.escape import clean
 from gpumatrix.report.table import Table, TableEntry
 from gpumatrix.report.vocabulary import LAYER_NAMES, LEGEND, MARKS, SHOWN, counts_text, entry_summary, figure, word
 from gpumatrix.results.merge import Entry
-from gpumatrix.results.status import CONFLICT
+from gpumatrix.results.status import CONFLICT, STATUSES
 from gpumatrix.results.store import CellResult
 from gpumatrix.results.versions import version_key
 
 # The order of an entry column sorted ascending: passes first (the faster first), then the worse.
-STATUS_RANK = {s: i for i, s in enumerate(("pass", CONFLICT, "fail", "error", "build_error", "skipped",
-                                           "not_applicable"))}
+STATUS_RANK = {s: i for i, s in enumerate((STATUSES[0], CONFLICT, *STATUSES[1:]))}
 REASON_CHARS = 240  # the reason shown under an entry; the details have all of it
 
 
@@ -156,6 +155,7 @@ def render_html(table: Table) -> str:
         columns=[{"label": c.label, "hostnames": c.hostnames, "archs": c.archs, "counts": counts_text(c.counts)}
                  for c in table.columns],
         statuses=statuses, rows=rows, details=details, warnings=list(table.warnings),
-        legend=[{"mark": MARKS[s], "word": word(s), "meaning": LEGEND[s]} for s in SHOWN],
+        legend=[{"status": s, "mark": MARKS[s], "word": word(s), "meaning": LEGEND[s]} for s in SHOWN],
+        host_count=len({h for c in table.columns for h in c.hostnames}),
         css=_asset("report.css"), script=_asset("report.js"), data=Markup(data))
 

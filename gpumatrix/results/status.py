@@ -7,6 +7,8 @@ How a status is *shown* (marks, words, the legend) is presentation and lives in
 
 from __future__ import annotations
 
+from gpumatrix.probes.model import FAILING_STATUSES as _PROBE_FAILING
+
 # A cell's status, ordered from best to worst; the report's legend follows this order.
 STATUSES = ("pass", "fail", "error", "build_error", "skipped", "not_applicable")
 # The cell was tried on this host: the image was built (or failed to build) and probed.
@@ -18,8 +20,9 @@ NOT_RUN = ("skipped", "not_applicable")
 # Hosts of one type disagree (a merged entry only, never a stored result).
 CONFLICT = "conflict"
 
-# A probe's statuses (the probe suite's document) that make it count as failed.
-PROBE_FAILING = ("fail", "error", "timeout", "crash")
+# A probe's statuses (the probe suite's document) that make it count as failed: the probe suite owns this
+# rule (it must stay standalone), so it is read from there, not copied.
+PROBE_FAILING = tuple(sorted(_PROBE_FAILING))
 
 
 def is_failing(status: str) -> bool:
