@@ -58,7 +58,7 @@ def test_text_table_layout_marks_and_notes():
     # one host-type column, labelled with the host type; rows by base, newest torch first (2.15 > 2.10 > 2.9)
     header = next(line for line in lines if "│ cell" in line)
     assert "NVIDIA H100 80GB HBM3 · 570.86" in header
-    assert "Host type: NVIDIA H100 80GB HBM3 · 570.86 (gpu-a; sm_90)" in text
+    assert "Host type:\n  NVIDIA H100 80GB HBM3 · 570.86: gpu-a (sm_90) — 1 pass, 1 fail, 1 build failed" in text
     rows = [line.strip("│ ").split(" ")[0] for line in lines if line.startswith("│ cu") or line.startswith("│ rocm")]
     assert rows == ["cu130-torch2.15.0", "cu130-torch2.10.0", "cu130-torch2.9.1",
                     "rocm7.2-torch2.15.0", "rocm7.2-torch2.10.0", "rocm7.2-torch2.9.1"]

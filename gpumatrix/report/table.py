@@ -106,9 +106,9 @@ def build_table(merged: Merged, title: str | None = None) -> Table:
 
 
 def host_line(col: HostColumn) -> str:
-    """``label (host-a, host-b; sm_90)``."""
-    archs = f"; {', '.join(col.archs)}" if col.archs else ""
-    return f"{col.label} ({', '.join(col.hostnames)}{archs})"
+    """``label: host-a, host-b (sm_90) — 1 pass, 1 fail``."""
+    archs = f" ({', '.join(col.archs)})" if col.archs else ""
+    return f"{col.label}: {', '.join(col.hostnames)}{archs} — {counts_text(col.counts)}"
 
 
 def _grid(table: Table, cell: Callable[[object], str], bold: bool) -> tuple[list[str], list[list[str]]]:
@@ -128,14 +128,12 @@ def render_text(table: Table) -> str:
     lines = [c(table.title), ""] if table.title else []
     if not table.rows:
         return "\n".join(lines + ["(no results)"] + [f"warning: {c(w)}" for w in table.warnings]) + "\n"
-    lines.append(("Host types: " if len(table.columns) > 1 else "Host type: ")
-                 + "; ".join(c(host_line(col)) for col in table.columns))
+    lines.append("Host types:" if len(table.columns) > 1 else "Host type:")
+    lines += [f"  {c(host_line(col))}" for col in table.columns]
     lines.append("")
     header, rows = _grid(table, c, bold=False)
     lines.append(tabulate(rows, headers=header, tablefmt="simple_grid", disable_numparse=True))
     lines.append("")
-    for col in table.columns:
-        lines.append(f"{c(col.label)}: {counts_text(col.counts)}")
     lines.append("Legend:")
     width = max(len(word(s)) for s in SHOWN)
     lines += [f"  {MARKS[s]} {word(s).ljust(width)}  {LEGEND[s]}" for s in SHOWN]
@@ -158,8 +156,8 @@ def render_markdown(table: Table) -> str:
     lines.append("**Host types**" if len(table.columns) > 1 else "**Host type**")
     lines.append("")
     for col in table.columns:
-        archs = f" · arch {m(', '.join(col.archs))}" if col.archs else ""
-        lines.append(f"- **{m(col.label)}** — {m(', '.join(col.hostnames))}{archs}: {counts_text(col.counts)}")
+        archs = f" ({m(', '.join(col.archs))})" if col.archs else ""
+        lines.append(f"- **{m(col.label)}**: {m(', '.join(col.hostnames))}{archs} — {counts_text(col.counts)}")
     lines.append("")
     header, rows = _grid(table, m, bold=True)
     lines.append(tabulate(rows, headers=header, tablefmt="github", disable_numparse=True))
