@@ -143,3 +143,26 @@ def test_html_filters_by_status_in_the_browser(tmp_path):
     assert len(hidden) == 4 and "showing 1 of 5 cells" in dom
     dom = _chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
     assert "showing 5 of 5 cells" in dom and ' hidden=""' not in dom
+
+
+def test_a_hostile_page_still_works_in_the_browser(tmp_path):
+    """Cell ids, host names and reasons that try to close the script, inject markup or reorder text."""
+    evil = {**H100, "hostname": "h</script><script>document.body.remove()</script>",
+            "gpus": [{"vendor": "nvidia", "name": "GPU \u202e<b>x</b>", "arch": "sm_90"}]}
+    merged = merge_results([
+        ("a", result("cu130-torch2.15.0</script>", "fail", evil, "\x1b[2J<!-- '\"` ]]>", probes=probes_doc(4))),
+        ("a", result("cu130-torch2.14.1", "pass", evil, probes=probes_doc())),
+    ])
+    page = tmp_path / "evil.html"
+    page.write_text(render_html(merged), encoding="utf-8")
+    done = _chromium(tmp_path, "--dump-dom", page.as_uri() + "#status=fail")
+    assert 'data-gm-ready="ok"' in done.stdout and 'class="gm-error"' not in done.stdout, done.stdout[-2000:]
+    assert not _console_errors(done.stderr)
+    assert len(re.findall(r'<tr data-cell="', done.stdout)) == 2 and "showing 1 of 2 cells" in done.stdout
+    assert "<b>x</b>" not in done.stdout and "\\u202e" in done.stdout and "\\x1b[2J" in done.stdout
+
+
+def test_no_results_render_in_every_format():
+    for fmt in ("text", "markdown"):
+        assert render_merged(merge_results([]), fmt).rstrip().endswith("(no results)")
+    assert 'id="gm-table"' in render_html(merge_results([]))
