@@ -26,7 +26,7 @@ from gpumatrix.fsutil import write_json_atomic
 from gpumatrix.results.status import STATUSES
 
 RESULT_SCHEMA_VERSION = 1
-__all__ = ["RESULT_SCHEMA_VERSION", "STATUSES", "CellResult", "InvalidResult", "ResultsDir", "RunSummary",
+__all__ = ["RESULT_SCHEMA_VERSION", "CellResult", "InvalidResult", "ResultsDir", "RunSummary",
            "SUMMARY_STATES"]
 
 
