@@ -2,4 +2,5 @@
 
 from gpumatrix.program import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -14,16 +14,15 @@ from gpumatrix.config.matrix import Expansion, expand_cells, load_matrix, matche
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
 from gpumatrix.doctor.report import doctor_report
 from gpumatrix.run.preflight import passthrough_blockers
-from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound
+from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound, UsageError
 from gpumatrix.run.passthrough import with_nvidia_mode
 from gpumatrix.config.select import gha_matrix, select_shard
-from gpumatrix.results.gate import gate_results
-from gpumatrix.results.merge import MERGE_FORMATS, load_sources, merge_command, render_merged, restrict
-from gpumatrix.results.recommend import recommend_command
+from gpumatrix.report.commands import gate_results, merge_command, recommend_command, write_output
+from gpumatrix.report.formats import FORMATS, render_results
+from gpumatrix.results.merge import load_sources
 from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.run.pipeline import Runner
 from gpumatrix.run.request import RunRequest
-from gpumatrix.report.table import FORMATS, render
 from gpumatrix.results.store import ResultsDir
 
 CELL_LABEL = f"{LABEL_NS}.cell"
@@ -45,7 +44,7 @@ def _selected(matrix_path: str, only: str | None):
 
 def _check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> None:
     if fmt not in allowed:
-        raise ConfigError([Problem("--format", None, f"unknown format {fmt!r}; choose one of {', '.join(allowed)}")])
+        raise UsageError("--format", f"unknown format {fmt!r}; choose one of {', '.join(allowed)}")
 
 
 def list_cells(matrix_path: str, only: str | None = None, fmt: str = "text") -> str:
@@ -92,20 +91,21 @@ def _load(results: ResultsDir, echo: Callable[[str], None]):
     cells, warnings = results.load()
     for w in warnings:
         echo(f"warning: {w}")
-    return cells, (results.read_summary() or {}).get("host")
+    return cells, results.load_summary().host
 
 
 def _render_selected(cells, host, fmt: str, only: str | None) -> str:
     if only:
         patterns = split_patterns(only)
         cells = [c for c in cells if any(matches(c.cell_id, p) for p in patterns)]
-    return render(cells, fmt, title="gpumatrix compatibility" if fmt == "markdown" else None, host=host)
+    return render_results(cells, host, fmt, title=None if fmt == "text" else "gpumatrix compatibility")
 
 
 def save_tables(results: ResultsDir, cells, host) -> None:
     """Keep the last table next to the results, for people and for CI job summaries."""
-    write_text_atomic(results.path / "table.txt", render(cells, "text", host=host))
-    write_text_atomic(results.path / "table.md", render(cells, "markdown", title="gpumatrix compatibility", host=host))
+    write_text_atomic(results.path / "table.txt", render_results(cells, host, "text"))
+    write_text_atomic(results.path / "table.md", render_results(cells, host, "markdown",
+                                                                title="gpumatrix compatibility"))
 
 
 def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> str:
@@ -116,6 +116,7 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> st
     instead of building; ``baseline`` applies the regression gate to the cells of this run.
     """
     request = request.checked()
+    _check_format(request.fmt)
     matrix, _, cells = _selected(request.matrix_path, request.only)
     matrix = with_nvidia_mode(matrix, request.nvidia_mode)
     cells = select_shard(cells, request.shard)
@@ -134,7 +135,7 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> st
         engine.close()
     loaded, host = _load(results, echo)  # read once: the saved tables and the returned one
     save_tables(results, loaded, host)
-    table = _render_selected(loaded, host, request.fmt, request.only)
+    table = write_output(_render_selected(loaded, host, request.fmt, request.only), request.output)
     return _gated(table, request.baseline, request.results_path, [c.id for c in cells], request.fmt)
 
 
@@ -154,24 +155,20 @@ def _gated(table: str, baseline: str | None, results_path: str, cell_ids: Sequen
     return table if fmt in ("json", "html", "junit") else f"{table}\n{verdict}"
 
 
-def report(results_path: str, fmt: str = "text", only: str | None = None, baseline: str | None = None) -> str:
-    """Render saved results (no engine needed); with ``baseline``, apply the regression gate."""
-    _check_format(fmt, (*FORMATS, "html", "junit"))
+def report(results_path: str, fmt: str = "text", only: str | None = None, baseline: str | None = None,
+           output: str | None = None) -> str:
+    """Render saved results (no engine needed), to ``output`` if given; with ``baseline``, apply the gate."""
+    _check_format(fmt)
     results = ResultsDir(results_path)
     if not results.cells_dir.is_dir():
         raise ConfigError([Problem(str(results.path), None, "no results here; run 'invoke matrix' first "
                                                              "or pass --results DIR")])
-    if baseline or fmt in ("html", "junit"):
-        merged = load_sources([results_path])
-        ids = [cid for cid in merged.cells
-               if not only or any(matches(cid, p) for p in split_patterns(only))]
-        if fmt in ("html", "junit"):
-            table = render_merged(restrict(merged, ids), fmt, title="gpumatrix compatibility")
-        else:
-            table = report(results_path, fmt, only=only)
-        return _gated(table, baseline, results_path, ids if only else None, fmt)
     cells, host = _load(results, _stderr)
-    return _render_selected(cells, host, fmt, only)
+    table = write_output(_render_selected(cells, host, fmt, only), output)
+    if not baseline:
+        return table
+    ids = [c.cell_id for c in cells if not only or any(matches(c.cell_id, p) for p in split_patterns(only))]
+    return _gated(table, baseline, results_path, ids if only else None, "text" if output else fmt)
 
 
 def clean(dry_run: bool = False, only: str | None = None) -> str:
@@ -203,7 +200,7 @@ def clean(dry_run: bool = False, only: str | None = None) -> str:
 def merge(sources: Sequence[str], fmt: str = "text", output: str | None = None,
           baseline: str | None = None) -> str:
     """Merge results folders of many hosts (folders, folders of folders, globs, merged/report JSON)."""
-    _check_format(fmt, MERGE_FORMATS)
+    _check_format(fmt)
     return merge_command(list(sources), fmt, output=output, baseline=baseline)
 
 

@@ -115,15 +115,27 @@ class HostInfo:
         }
 
     def host_type(self) -> str:
-        """A short label for the host's GPU configuration, e.g. ``2x NVIDIA H100 80GB HBM3 (570.86)`` or ``cpu``."""
-        if not self.gpus:
-            return "cpu"
-        names: dict[str, int] = {}
-        for g in self.gpus:
-            names[g.name] = names.get(g.name, 0) + 1
-        drivers = "/".join(d for d in (self.nvidia_driver, self.amd_driver) if d)
-        parts = ", ".join(f"{n}x {name}" if n > 1 else name for name, n in sorted(names.items()))
-        return f"{parts} ({drivers})" if drivers else parts
+        """This host's type label (see :func:`host_type_label`), e.g. ``NVIDIA H100 80GB HBM3 · 570.86``."""
+        return host_type_label(self.fingerprint())
+
+
+def host_type_label(facts: Mapping[str, Any] | None) -> str:
+    """The label of a host's type, from its fingerprint (:meth:`HostInfo.fingerprint`, as every result records it).
+
+    ``NVIDIA H100 80GB HBM3 · 570.86``; GPU models joined by `` + ``, drivers by ``/``; ``cpu`` for a host
+    without a GPU, ``unknown`` when no GPU facts were recorded. The GPU count is left out: four or eight
+    H100s on one driver answer the same compatibility question. The one owner of this rule: the run side
+    (``HostInfo.host_type``) and the results side (merge, recommend) both call it. Total over any input,
+    since the facts may come from another host's results file.
+    """
+    if not isinstance(facts, Mapping) or not isinstance(facts.get("gpus"), (list, tuple)):
+        return "unknown"
+    names = sorted({str(g.get("name") or "GPU") for g in facts["gpus"] if isinstance(g, Mapping)})
+    if not names:
+        return "cpu"
+    drivers = "/".join(str(facts.get(k)) for k in ("nvidia_driver", "amd_driver") if facts.get(k))
+    label = " + ".join(names)
+    return f"{label} · {drivers}" if drivers else label
 
 
 # ---------------------------------------------------------------------------

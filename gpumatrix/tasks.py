@@ -78,7 +78,8 @@ RUN_FLAGS = {
     "rebuild": "rebuild images from scratch (no layer cache), even when an image with the same inputs exists",
     "quick": "facts-and-smoke probes only (about 10 s per cell)",
     "no_perf": "skip the performance probes (layer 6)",
-    "format": "table format: text, markdown or json",
+    "format": "table format: text, markdown, json, html (one self-contained page) or junit",
+    "output": "write the table to this file (atomically) instead of standard output",
     "resume": "continue the interrupted run in this results folder with the cells it did not finish",
     "reuse_probes": "reuse a cell's saved probe results when its image, the probe suite, this host and the "
                     "settings are all unchanged (no probe container runs)",
@@ -116,13 +117,13 @@ def _request(c: Any, **flags: Any) -> RunRequest:
              "push": FLEET["push"], "nvidia_mode": NVIDIA_MODE, "jobs": JOBS})
 @_exits
 def matrix(c, matrix=None, only=None, results=None, force=False, rebuild=False, quick=False, no_perf=False,
-           format=None, resume=False, shard=None, push=None, baseline=None, nvidia_mode=None, jobs=None,
-           reuse_probes=False):
+           format=None, output=None, resume=False, shard=None, push=None, baseline=None, nvidia_mode=None,
+           jobs=None, reuse_probes=False):
     """Build every cell's image, run the probes inside it, and print the compatibility table."""
     return cli.run_matrix(_request(c, matrix=matrix, results=results, format=format, jobs=jobs, only=only,
-                                   force=force, rebuild=rebuild, quick=quick, perf=False if no_perf else None,
-                                   resume=resume, shard=shard, push=push, baseline=baseline,
-                                   nvidia_mode=nvidia_mode, reuse_probes=reuse_probes))
+                                   output=output, force=force, rebuild=rebuild, quick=quick,
+                                   perf=False if no_perf else None, resume=resume, shard=shard, push=push,
+                                   baseline=baseline, nvidia_mode=nvidia_mode, reuse_probes=reuse_probes))
 
 
 @gtask(name="list", help={"matrix": COMMON["matrix"], "only": COMMON["only"],
@@ -144,26 +145,27 @@ def build(c, matrix=None, only=None, results=None, rebuild=False, shard=None, pu
 
 
 @gtask(help={**COMMON, "force": RUN_FLAGS["force"], "quick": RUN_FLAGS["quick"], "no_perf": RUN_FLAGS["no_perf"],
-             "format": RUN_FLAGS["format"], "shard": FLEET["shard"],
+             "format": RUN_FLAGS["format"], "output": RUN_FLAGS["output"], "shard": FLEET["shard"],
              "from_": "pull each cell's image by digest instead of using a local one: from a registry (its latest "
                       "push of the cell) or from a build job's results folder (exactly the digests it pushed)",
              "baseline": FLEET["baseline"], "nvidia_mode": NVIDIA_MODE})
 @_exits
 def probe(c, matrix=None, only=None, results=None, force=False, quick=False, no_perf=False, format=None,
-          shard=None, from_=None, baseline=None, nvidia_mode=None):
+          output=None, shard=None, from_=None, baseline=None, nvidia_mode=None):
     """Run the probes in images already built here, or pulled by digest with --from."""
     return cli.run_matrix(_request(c, matrix=matrix, results=results, format=format, only=only, build=False,
+                                   output=output,
                                    force=force, quick=quick, perf=False if no_perf else None, shard=shard,
                                    pull_from=from_, baseline=baseline, nvidia_mode=nvidia_mode))
 
 
-@gtask(help={"results": COMMON["results"], "format": "text, markdown, json, html (one self-contained page) or junit",
+@gtask(help={"results": COMMON["results"], "format": RUN_FLAGS["format"], "output": RUN_FLAGS["output"],
              "only": COMMON["only"], "baseline": FLEET["baseline"]})
 @_exits
-def report(c, results=None, format=None, only=None, baseline=None):
+def report(c, results=None, format=None, output=None, only=None, baseline=None):
     """Re-render the table from saved results (no engine needed)."""
     s = _settings(c, results=results, format=format)
-    return cli.report(s["results"], s["format"], only=only, baseline=baseline)
+    return cli.report(s["results"], s["format"], only=only, baseline=baseline, output=output)
 
 
 @gtask(iterable=["results"],

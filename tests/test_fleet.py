@@ -15,14 +15,17 @@ from gpumatrix.config.matrix import expand_cells, load_matrix
 from gpumatrix.errors import ConfigError, RegressionFound
 from gpumatrix.config.select import gha_matrix, parse_shard, select_shard, shard_cells
 from gpumatrix.images.registry import normalize_registry, registry_ref
-from gpumatrix.results.gate import compare, enforce, gate, render_comparison
-from gpumatrix.host import HostInfo
-from gpumatrix.results.merge import host_type_of, load_sources, merge_command, merge_results, render_merged
+from gpumatrix.host import HostInfo, host_type_label
+from gpumatrix.report.commands import gate, merge_command, recommend_command
+from gpumatrix.report.comparison import enforce, render_comparison
+from gpumatrix.report.formats import render_merged, render_results
+from gpumatrix.report.vocabulary import conflict_text
+from gpumatrix.results.gate import compare
+from gpumatrix.results.merge import load_sources, merge_results
+from gpumatrix.results.recommend import NoRecommendation, recommend
+from gpumatrix.results.status import STATUSES
+from gpumatrix.results.store import CellResult, ResultsDir
 from gpumatrix.run.pipeline import Runner
-from gpumatrix.results.recommend import NoRecommendation, recommend, recommend_command
-from gpumatrix.report.table import render
-from gpumatrix.report.junit import render_junit
-from gpumatrix.results.store import STATUSES, CellResult, ResultsDir
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -115,10 +118,11 @@ def test_registry_names():
 
 # -- merge ----------------------------------------------------------------------
 def test_host_type_labels():
-    assert host_type_of(H100) == H100_LABEL
-    assert host_type_of({**H100, "gpus": H100["gpus"] * 8}) == H100_LABEL  # the count does not matter
-    assert host_type_of(MI300) == "AMD Instinct MI300X · 6.10.5"
-    assert host_type_of(CPU) == "cpu" and host_type_of({}) == "cpu"
+    assert host_type_label(H100) == H100_LABEL
+    assert host_type_label({**H100, "gpus": H100["gpus"] * 8}) == H100_LABEL  # the count does not matter
+    assert host_type_label(MI300) == "AMD Instinct MI300X · 6.10.5"
+    assert host_type_label(CPU) == "cpu"
+    assert host_type_label({}) == "unknown" and host_type_label(None) == "unknown"  # no GPU facts recorded
 
 
 def test_merge_groups_hosts_by_type_and_shows_conflicts():
@@ -136,13 +140,14 @@ def test_merge_groups_hosts_by_type_and_shows_conflicts():
     ])
     assert merged.host_labels() == ["AMD Instinct MI300X · 6.10.5", H100_LABEL, "cpu"]
     e = merged.entry("cu130-torch2.15.0", H100_LABEL)
-    assert e.conflict and e.conflict_text() == "conflict: pass on host-a, fail on host-b"
+    assert e.conflict and conflict_text(e) == "conflict: pass on host-a, fail on host-b"
     assert merged.entry("cu130-torch2.14.1", H100_LABEL).status == "pass"
     text = render_merged(merged, "text")
     assert "conflict: pass on host-a, fail on host-b" in text
     assert "on host-b: fail — math_libraries.conv2d failed" in text and "dnn_library_failure" in text
     md = render_merged(merged, "markdown")
-    assert md.startswith("## ") and f"| {H100_LABEL}" in md.splitlines()[4]
+    header = next(line for line in md.splitlines() if line.startswith("| cell"))
+    assert md.startswith("## ") and f"| {H100_LABEL}" in header
     data = json.loads(render_merged(merged, "json"))
     entry = next(x for x in data["entries"] if x["cell_id"] == "cu130-torch2.15.0" and x["host_type"] == H100_LABEL)
     assert entry["status"] == "conflict" and entry["statuses"] == {"host-a": "pass", "host-b": "fail"}
@@ -244,7 +249,7 @@ def test_gate_passes_without_regression_and_reads_every_baseline_format(tmp_path
     merged_json = tmp_path / "merged.json"
     merged_json.write_text(merge_command([str(current)], "json"))
     report_json = tmp_path / "report.json"
-    report_json.write_text(render(now, "json"))
+    report_json.write_text(render_results(now, fmt="json"))
     ResultsDir(current).write_summary({"schema_version": 1, "host": H100})
     for baseline in (merged_json, report_json, current, current / "summary.json"):
         text = gate(baseline, [current])
@@ -272,7 +277,8 @@ def test_recommend_newest_torch_whose_critical_probes_pass():
         ("h", result("cu130-torch2.15.0", "fail", H100, "compile", probes=probes_doc(5))),  # critical failure
         ("h", result("cu130-torch2.14.1", "fail", H100, "perf", probes=probes_doc(6), image=pushed)),  # perf only
         ("h", result("cu126-torch2.13.0", "pass", H100, probes=probes_doc(), image={"id": "sha256:" + "2" * 64})),
-        ("m", result("rocm7.2-torch2.14.1", "pass", MI300, vendor="amd", probes=probes_doc())),
+        ("m", result("rocm7.2-torch2.14.1", "pass", MI300, vendor="amd", probes=probes_doc(),
+                     image={"id": "sha256:" + "4" * 64})),
     ])
     rec = recommend(merged, H100_LABEL)
     assert rec.cell_id == "cu130-torch2.14.1" and rec.pinned
@@ -320,7 +326,7 @@ def test_junit_one_testcase_per_cell_and_host_type():
         ("h", result("cu126-torch2.15.0", "not_applicable", H100, "no wheel")),
         ("c", result("cu130-torch2.15.0", "skipped", CPU, "no NVIDIA GPU")),
     ])
-    root = ET.fromstring(render_junit(merged))
+    root = ET.fromstring(render_merged(merged, "junit"))
     assert root.tag == "testsuites" and root.get("tests") == "5" and root.get("failures") == "2"
     assert root.get("skipped") == "2"
     suite = root.find(f"testsuite[@name='{H100_LABEL}']")

@@ -253,7 +253,7 @@ def test_host_type_names_both_vendors_and_drivers():
     host = discover_host(root=ROOTS / "amd-mi325x")
     host2 = HostInfo(**{**host.__dict__, "gpus": host.gpus + discover_host(root=ROOTS / "nvidia-a10g").gpus,
                         "nvidia_driver": "575.57.08"})
-    assert host2.host_type() == "AMD GPU gfx942 (0x74a0), NVIDIA A10G (575.57.08/6.12.12)"
+    assert host2.host_type() == "AMD GPU gfx942 (0x74a0) + NVIDIA A10G · 575.57.08/6.12.12"
 
 
 def test_one_version_type_reads_what_tools_print():
@@ -263,7 +263,7 @@ def test_one_version_type_reads_what_tools_print():
     assert release("V12.8.93", 2) == (12, 8)
     assert release(None) == () and parse_version("no version") is None
     assert sorted(["2.10.0", "2.9.1", "2.9.0a0+rocm6.4", "junk"], key=version_key) == [
-        "2.9.0a0+rocm6.4", "2.9.1", "2.10.0", "junk"]
+        "junk", "2.9.0a0+rocm6.4", "2.9.1", "2.10.0"]
 
 
 def test_discovery_on_this_machine_does_not_crash():

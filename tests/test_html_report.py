@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpumatrix.results.merge import merge_command, merge_results
-from gpumatrix.report.html import render_html
+from gpumatrix.report.commands import merge_command
+from gpumatrix.report.formats import render_merged
+from gpumatrix.results.merge import merge_results
 from gpumatrix.results.store import ResultsDir
 
 from test_fleet import CPU, H100, H100_LABEL, MI300, probes_doc, result
@@ -50,6 +51,10 @@ def sample_merged():
     ])
 
 
+def render_html(merged, title="gpumatrix"):
+    return render_merged(merged, "html", title)
+
+
 def test_html_is_self_contained_and_escaped():
     page = render_html(sample_merged(), title="fleet")
     assert page.startswith("<!DOCTYPE html>") and 'id="gm-table"' in page
@@ -57,7 +62,7 @@ def test_html_is_self_contained_and_escaped():
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "conflict: pass on host-a, fail on host-b" in page
     assert "CUDNN_STATUS_EXECUTION_FAILED" in page and "Layer 4: math libraries" in page
-    assert "matmul bf16: 612.40 TFLOP/s" in page and "reg:5000/gpumatrix/cu130@sha256:" in page
+    assert "matmul bf16: 612.4 TFLOP/s" in page and "reg:5000/gpumatrix/cu130@sha256:" in page
 
 
 def test_html_renders_in_headless_chromium(tmp_path):
@@ -112,3 +117,52 @@ def test_merge_command_writes_html(tmp_path):
     out = tmp_path / "site" / "index.html"
     assert merge_command([str(rd.path)], "html", output=str(out)) == f"wrote {out}\n"
     assert 'id="gm-table"' in out.read_text(encoding="utf-8")
+
+
+def test_html_labels_the_host_type_group_and_shows_reasons_without_a_click():
+    page = render_html(sample_merged())
+    table = page[page.index('<table id="gm-table">'):page.index("</table>")]
+    groups = re.search(r'<tr class="gm-groups">(.*?)</tr>', table, flags=re.S).group(1)
+    assert re.search(r'<th colspan="4" scope="colgroup">cell</th><th colspan="3" scope="colgroup">host types ', groups)
+    body = table[table.index("<tbody>"):]
+    assert "<details" not in body  # the reasons below are in the table itself, not behind a click
+    assert "No matching distribution &lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "host-b: fail — math_libraries.conv2d failed" in body and "no wheel" in body
+    # the figures keep their significant digits
+    tiny = merge_results([("a", result("cu130-torch2.15.0", "pass", H100, probes=probes_doc(tflops=0.012)))])
+    assert "0.012 TFLOP/s" in render_html(tiny) and "0.0 TFLOP/s" not in render_html(tiny)
+
+
+def test_html_filters_by_status_in_the_browser(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(render_html(sample_merged()), encoding="utf-8")
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri() + "#status=conflict").stdout
+    shown = re.findall(r'<tr data-cell="([^"]+)" data-statuses="[^"]*">', dom)
+    hidden = re.findall(r'<tr data-cell="([^"]+)" data-statuses="[^"]*" hidden="">', dom)
+    assert shown == ["cu130-torch2.15.0"], dom[-3000:]
+    assert len(hidden) == 4 and "showing 1 of 5 cells" in dom
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
+    assert "showing 5 of 5 cells" in dom and ' hidden=""' not in dom
+
+
+def test_a_hostile_page_still_works_in_the_browser(tmp_path):
+    """Cell ids, host names and reasons that try to close the script, inject markup or reorder text."""
+    evil = {**H100, "hostname": "h</script><script>document.body.remove()</script>",
+            "gpus": [{"vendor": "nvidia", "name": "GPU \u202e<b>x</b>", "arch": "sm_90"}]}
+    merged = merge_results([
+        ("a", result("cu130-torch2.15.0</script>", "fail", evil, "\x1b[2J<!-- '\"` ]]>", probes=probes_doc(4))),
+        ("a", result("cu130-torch2.14.1", "pass", evil, probes=probes_doc())),
+    ])
+    page = tmp_path / "evil.html"
+    page.write_text(render_html(merged), encoding="utf-8")
+    done = _chromium(tmp_path, "--dump-dom", page.as_uri() + "#status=fail")
+    assert 'data-gm-ready="ok"' in done.stdout and 'class="gm-error"' not in done.stdout, done.stdout[-2000:]
+    assert not _console_errors(done.stderr)
+    assert len(re.findall(r'<tr data-cell="', done.stdout)) == 2 and "showing 1 of 2 cells" in done.stdout
+    assert "<b>x</b>" not in done.stdout and "\\u202e" in done.stdout and "\\x1b[2J" in done.stdout
+
+
+def test_no_results_render_in_every_format():
+    for fmt in ("text", "markdown"):
+        assert render_merged(merge_results([]), fmt).rstrip().endswith("(no results)")
+    assert 'id="gm-table"' in render_html(merge_results([]))

@@ -12,8 +12,13 @@ import pytest
 from gpumatrix import cli
 from gpumatrix.errors import ResultsLocked
 from gpumatrix.run.pipeline import results_lock
-from gpumatrix.report.table import render, version_key
+from gpumatrix.report.formats import render_results
 from gpumatrix.results.store import CellResult, ResultsDir
+from gpumatrix.knowledge.versions import version_key
+
+
+def render(results, fmt="text", title=None, host=None):
+    return render_results(results, host, fmt, title)
 
 
 def result(cell_id, status, reason=None, **kw):
@@ -43,13 +48,21 @@ def sample():
     ]
 
 
+HOST = {"hostname": "gpu-a", "gpus": [{"vendor": "nvidia", "name": "NVIDIA H100 80GB HBM3", "arch": "sm_90"}],
+        "nvidia_driver": "570.86"}
+
+
 def test_text_table_layout_marks_and_notes():
-    text = render(sample(), "text")
-    header = next(line for line in text.splitlines() if "torch 2.15.0" in line)
-    # newest first, by version and not by string (2.10 > 2.9)
-    assert header.index("torch 2.15.0") < header.index("torch 2.10.0") < header.index("torch 2.9.1")
-    cu = next(line for line in text.splitlines() if line.strip("│ ").startswith("cu130"))
-    assert "✔ pass 612.4 TFLOP/s bf16" in cu and "✘ fail at math_libraries (dnn_library_failure)" in cu
+    text = render(sample(), "text", host=HOST)
+    lines = text.splitlines()
+    # one host-type column, labelled with the host type; rows by base, newest torch first (2.15 > 2.10 > 2.9)
+    header = next(line for line in lines if "│ cell" in line)
+    assert "NVIDIA H100 80GB HBM3 · 570.86" in header
+    assert "Host type:\n  NVIDIA H100 80GB HBM3 · 570.86: gpu-a (sm_90) — 1 pass, 1 fail, 1 build failed" in text
+    rows = [line.strip("│ ").split(" ")[0] for line in lines if line.startswith("│ cu") or line.startswith("│ rocm")]
+    assert rows == ["cu130-torch2.15.0", "cu130-torch2.10.0", "cu130-torch2.9.1",
+                    "rocm7.2-torch2.15.0", "rocm7.2-torch2.10.0", "rocm7.2-torch2.9.1"]
+    assert "✔ pass 612.4 TFLOP/s bf16" in text and "✘ fail at math_libraries (dnn_library_failure)" in text
     assert "cause: dnn_library_failure; fix: use a matching cuDNN" in text and "evidence: CUDNN_STATUS_X" in text
     # identical notes are shared: both skipped cells point at one note listing both
     assert "cu130-torch2.10.0, rocm7.2-torch2.10.0: skipped — no NVIDIA GPU on this host" in text
@@ -57,12 +70,18 @@ def test_text_table_layout_marks_and_notes():
 
 
 def test_markdown_and_json():
-    md = render(sample(), "markdown", title="T")
+    md = render(sample(), "markdown", title="T", host=HOST)
     assert md.startswith("## T")
-    assert re.search(r"^\| \*\*cu130\*\* +\|", md, flags=re.M) and re.search(r"^\|-+\|", md, flags=re.M)
-    data = json.loads(render(sample(), "json"))
-    assert data["counts"] == {"pass": 1, "fail": 1, "error": 0, "build_error": 1, "skipped": 2, "not_applicable": 1}
-    assert [c["cell_id"] for c in data["cells"]] == sorted(c["cell_id"] for c in data["cells"])
+    assert re.search(r"^\| \*\*cu130-torch2\.15\.0\*\* +\| ✔ pass 612\.4 TFLOP/s bf16", md, flags=re.M)
+    assert re.search(r"^\|-+\|", md, flags=re.M)
+    assert len([line for line in md.splitlines() if line.startswith("| **")]) == len(sample())
+    data = json.loads(render(sample(), "json", host=HOST))
+    assert data["format"] == "gpumatrix-merged"  # one JSON for a host and a fleet: mergeable, a baseline
+    assert data["counts"] == {"NVIDIA H100 80GB HBM3 · 570.86": {
+        "pass": 1, "fail": 1, "error": 0, "build_error": 1, "skipped": 2, "not_applicable": 1, "conflict": 0}}
+    ids = [e["cell_id"] for e in data["entries"]]
+    assert sorted(ids) == sorted(r.cell_id for r in sample())
+    assert all(e["results"][0]["host"]["hostname"] == "gpu-a" for e in data["entries"])  # the run's host filled in
     assert render(sample(), "text") == render(list(reversed(sample())), "text")  # deterministic
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["Version", "parse_version", "version_key", "release"]
+__all__ = ["Version", "at_least", "parse_version", "release", "version_key"]
 
 _LEADING_NUMBER = re.compile(r"[vV]?(\d+(?:\.\d+)*)")
 
@@ -46,7 +46,16 @@ def release(value: Any, parts: int | None = None) -> tuple[int, ...]:
     return numbers[:parts] if parts is not None else numbers
 
 
-def version_key(value: Any) -> tuple[int, Version | str]:
-    """A sort key that orders versions as PEP 440 does and puts what is not a version last, by text."""
+def version_key(value: Any) -> tuple:
+    """Sort key: ``2.9.0a0+rocm6.4`` < ``2.9.1`` < ``2.10.0``; what is not a version sorts first, by text.
+
+    Total over any value, so a corrupt ``torch`` field in a results file never breaks sorting.
+    """
     v = parse_version(value)
-    return (0, v) if v is not None else (1, str(value))
+    return (1, v, str(value)) if v is not None else (0, str(value))
+
+
+def at_least(value: Any, minimum: Any) -> bool:
+    """Whether ``value`` is ``minimum`` or newer (``2.9.1+cu130`` is at least ``2.9``); False if either is no version."""
+    have, want = parse_version(value), parse_version(minimum)
+    return have is not None and want is not None and have >= want

@@ -3,7 +3,8 @@
 pass → a plain test case; fail / error / build failed / conflict → ``<failure>`` with the reason as
 its message and the diagnosis and failing probes as its text; skipped / n/a → ``<skipped>`` with the
 reason. The format is the common subset GitHub (e.g. dorny/test-reporter, mikepenz/action-junit-report),
-GitLab and Jenkins read.
+GitLab and Jenkins read. All foreign text passes through :func:`gpumatrix.report.escape.xml`, so the
+document is well-formed XML 1.0 whatever a container printed.
 """
 
 from __future__ import annotations
@@ -11,22 +12,25 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from gpumatrix.results.merge import Entry, Merged
-from gpumatrix.report.table import WORDS
+from gpumatrix.report.escape import xml
+from gpumatrix.report.table import Table
+from gpumatrix.report.vocabulary import entry_summary, word
+from gpumatrix.results.merge import Entry
+from gpumatrix.results.status import NOT_RUN, PROBE_FAILING
 
 
 def _failure_text(e: Entry) -> str:
     lines = []
     for name, s in zip(e.host_names(), e.considered):
         r = s.result
-        lines.append(f"{name}: {WORDS[r.status]}" + (f" — {r.reason}" if r.reason else ""))
+        lines.append(f"{name}: {word(r.status)}" + (f" — {r.reason}" if r.reason else ""))
         diag = r.diagnosis or {}
         if diag.get("cause"):
-            lines.append(f"  cause: {diag['cause']}; fix: {diag.get('remedy', '')}")
+            lines.append(f"  cause: {diag['cause']}; fix: {diag.get('remedy') or ''}")
         if diag.get("evidence"):
             lines.append(f"  evidence: {str(diag['evidence'])[:1000]}")
         for p in (r.probes or {}).get("probes") or []:
-            if p.get("status") in ("fail", "error", "timeout", "crash"):
+            if p.get("status") in PROBE_FAILING:
                 lines.append(f"  probe {p.get('id')} (layer {p.get('layer')}): {p.get('status')}: {p.get('message')}")
     return "\n".join(lines)
 
@@ -36,35 +40,36 @@ def _seconds(e: Entry) -> str:
     return f"{sum(float(v) for v in timings.values() if isinstance(v, (int, float))):.3f}"
 
 
-def render_junit(merged: Merged) -> str:
-    """The JUnit XML document for ``merged`` (deterministic: sorted suites and cases)."""
+def _message(e: Entry) -> str:
+    return (entry_summary(e) if e.conflict else f"{word(e.status)}: {e.result.reason or ''}").rstrip(": ")
+
+
+def render_junit(table: Table) -> str:
+    """The JUnit XML document of ``table`` (deterministic: sorted suites and cases)."""
     root = ET.Element("testsuites", name="gpumatrix")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
-    for label in merged.host_labels():
-        suite = ET.SubElement(root, "testsuite", name=label)
+    for i, col in enumerate(table.columns):
+        suite = ET.SubElement(root, "testsuite", name=xml(col.label))
         counts = {"tests": 0, "failures": 0, "skipped": 0}
-        classname = "gpumatrix." + re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_")
-        for cid in merged.cell_ids():
-            e = merged.entry(cid, label)
-            if e is None:
+        classname = "gpumatrix." + (re.sub(r"[^A-Za-z0-9_]+", "_", col.label).strip("_") or "host")
+        for row in table.rows:
+            te = row.entries[i]
+            if te is None:
                 continue
+            e = te.entry
             counts["tests"] += 1
-            case = ET.SubElement(suite, "testcase", classname=classname, name=cid, time=_seconds(e))
-            status = e.status
-            if status == "pass":
-                pass
-            elif status in ("skipped", "not_applicable"):
+            case = ET.SubElement(suite, "testcase", classname=classname, name=xml(row.cell_id), time=_seconds(e))
+            if e.status in NOT_RUN:
                 counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=f"{WORDS[status]}: {e.result.reason or ''}".rstrip(": "))
-            else:
+                ET.SubElement(case, "skipped", message=xml(_message(e)))
+            elif e.status != "pass":
                 counts["failures"] += 1
-                message = e.conflict_text() if e.conflict else f"{WORDS[status]}: {e.result.reason or ''}"
-                failure = ET.SubElement(case, "failure", message=message.rstrip(": "), type=status)
-                failure.text = _failure_text(e)
+                failure = ET.SubElement(case, "failure", message=xml(_message(e)), type=e.status)
+                failure.text = xml(_failure_text(e))
             image = e.result.image or {}
             ref = image.get("pushed") or image.get("pulled") or image.get("tag")
             if ref:
-                ET.SubElement(case, "system-out").text = f"image: {ref} ({image.get('id')})"
+                ET.SubElement(case, "system-out").text = xml(f"image: {ref} ({image.get('id')})")
         for k, v in counts.items():
             suite.set(k, str(v))
             totals[k] += v

@@ -1,148 +1,176 @@
-"""The compatibility table: one result model, several renderings (text, markdown, JSON).
+"""The compatibility table: one model for one host type or many, and its text and Markdown renderings.
 
-Rows are bases, columns are torch versions (newest first). Each entry is a
-status mark and a short reason or figure; every entry that is not a clean pass
-gets a numbered footnote with the reason, and the diagnosis (cause, remedy,
-evidence) where there is one.
+Rows are cells (by base, newest torch first); columns are host types (GPU model and driver) — a
+single host's report is the table with one host-type column, a fleet's has one per type. Each entry is
+a status mark and a few words or a figure; every entry that is not a clean pass gets a numbered note
+with the reason, and the diagnosis (cause, remedy, evidence) where there is one. Entries with the same
+note share its number.
+
+Every renderer (text and Markdown here, JSON in :mod:`gpumatrix.report.formats`, HTML and JUnit in
+their modules) is a view of :class:`Table`; all foreign text passes through :mod:`gpumatrix.report.escape`.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Mapping
 
 from tabulate import tabulate
 
-from gpumatrix.results.store import STATUSES, CellResult
-
-MARKS = {"pass": "✔", "fail": "✘", "error": "!", "build_error": "!", "skipped": "–", "not_applicable": "·"}
-WORDS = {"pass": "pass", "fail": "fail", "error": "error", "build_error": "build failed", "skipped": "skipped",
-         "not_applicable": "n/a"}
-LEGEND = {
-    "pass": "every probe passed (figure: best matmul TFLOP/s measured)",
-    "fail": "the image runs, but a probe failed (the lowest failing layer is named)",
-    "error": "the probes could not run or gave no readable result",
-    "build_error": "the image could not be built",
-    "skipped": "not run on this host (e.g. no GPU of this vendor)",
-    "not_applicable": "no such combination (e.g. no wheel of this torch for this variant)",
-}
-FORMATS = ("text", "markdown", "json")
+from gpumatrix.report import escape
+from gpumatrix.report.vocabulary import LEGEND, MARKS, SHOWN, counts_text, entry_text, note_parts, word
+from gpumatrix.results.merge import Entry, Merged
+from gpumatrix.results.store import CellResult
 
 
-def version_key(version: str) -> tuple:
-    """Sort key for versions such as ``2.10.0`` > ``2.9.1`` > ``2.9.0a0+rocm6.4``."""
-    nums = [int(n) for n in re.findall(r"\d+", version.split("+", 1)[0].split("a")[0].split("b")[0].split("rc")[0])]
-    pre = 0 if re.search(r"(a|b|rc|dev)\d", version) else 1
-    return (*nums[:3], *([0] * (3 - len(nums[:3]))), pre, version)
+@dataclass(frozen=True)
+class HostColumn:
+    """One host type: its label, the hosts that reported it, their GPU architectures, the status counts."""
+
+    label: str
+    hostnames: tuple[str, ...]
+    archs: tuple[str, ...]
+    counts: Mapping[str, int]
 
 
-def short_reason(result: CellResult) -> str:
-    """A few words for the table entry; the footnote carries the full reason."""
-    if result.status == "pass":
-        best = result.headline_tflops()
-        return f"{best[1]:.1f} TFLOP/s {best[0]}" if best else ""
-    if result.status == "fail":
-        verdict = result.verdict
-        layer = verdict.get("lowest_failing_layer_name") or verdict.get("lowest_failing_layer")
-        cause = (result.diagnosis or {}).get("cause")
-        return " ".join(x for x in (f"at {layer}" if layer else "", f"({cause})" if cause else "") if x)
-    cause = (result.diagnosis or {}).get("cause")
-    return f"({cause})" if cause and cause != "unknown" else ""
+@dataclass(frozen=True)
+class TableEntry:
+    """What one (cell, host type) shows: its status (or ``conflict``), a short text, its note's number."""
+
+    entry: Entry
+    status: str
+    text: str
+    note: int | None
 
 
-def footnote_text(result: CellResult) -> str:
-    """The note for a cell that did not pass: its reason, and the diagnosis where there is one."""
-    parts = [WORDS[result.status]]
-    if result.reason:
-        parts.append(f"— {result.reason}")
-    diag = result.diagnosis or {}
-    if diag.get("cause"):
-        parts.append(f"\n      cause: {diag['cause']}; fix: {diag.get('remedy', '')}")
-        if diag.get("evidence"):
-            parts.append(f"\n      evidence: {str(diag['evidence'])[:300]}")
-    if result.status == "build_error" and result.logs.get("build"):
-        parts.append(f"\n      log: {result.logs['build']}")
-    return " ".join(parts).replace(" \n", "\n")
+@dataclass(frozen=True)
+class Row:
+    cell_id: str
+    result: CellResult  # describes the row (base, torch, vendor are the same on every host)
+    entries: tuple[TableEntry | None, ...]  # one per column; None where the host type has no result
 
 
-def build_grid(results: Sequence[CellResult], markdown: bool = False) -> tuple[list[str], list[list[str]], list[str]]:
-    """Header, rows and footnotes of the table. Cells with the same note share its number."""
-    bases: dict[str, str] = {}
-    for r in results:
-        bases.setdefault(r.base_id, r.base_image)
-    versions = sorted({r.torch for r in results}, key=version_key, reverse=True)
-    by_key = {(r.base_id, r.torch): r for r in results}
-    notes: dict[str, list[str]] = {}  # note text -> cell ids, in first-seen order
+@dataclass(frozen=True)
+class Note:
+    number: int
+    where: tuple[str, ...]  # the cells (``cell on host type`` when there are several host types)
+    lines: tuple[str, ...]  # what and why first; then cause and fix, evidence, log
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str | None
+    columns: tuple[HostColumn, ...]
+    rows: tuple[Row, ...]
+    notes: tuple[Note, ...]
+    warnings: tuple[str, ...]
+    merged: Merged  # the model, for renderings that show more than the table (JSON, HTML details, JUnit)
+
+
+def _note_lines(e: Entry) -> tuple[str, ...]:
+    if not e.conflict:
+        return tuple(note_parts(e.result))
+    lines: list[str] = []
+    for name, s in zip(e.host_names(), e.considered):
+        if s.result.status != "pass":
+            first, *rest = note_parts(s.result)
+            lines += [f"on {name}: {first}", *rest]
+    return tuple(lines)
+
+
+def build_table(merged: Merged, title: str | None = None) -> Table:
+    """The table of ``merged``: one column per host type, one row per cell, numbered notes."""
+    labels = merged.host_labels()
+    counts = merged.counts()
+    columns = tuple(HostColumn(label, tuple(merged.host_types[label]["hostnames"]),
+                               tuple(merged.host_types[label]["archs"]), counts[label]) for label in labels)
+    notes: dict[tuple[str, ...], list[str]] = {}  # note lines -> where, in first-seen order
     rows = []
-    for base_id in sorted(bases):
-        row = [f"**{base_id}**" if markdown else base_id]
-        for version in versions:
-            r = by_key.get((base_id, version))
-            if r is None:
-                row.append("")
+    for cid in merged.cell_ids():
+        entries: list[TableEntry | None] = []
+        for label in labels:
+            e = merged.entry(cid, label)
+            if e is None:
+                entries.append(None)
                 continue
-            text = f"{MARKS[r.status]} {WORDS[r.status]}"
-            extra = short_reason(r)
-            if extra:
-                text += f" {extra}"
-            if r.status != "pass":
-                note = footnote_text(r)
-                notes.setdefault(note, []).append(r.cell_id)
-                text += f" [{list(notes).index(note) + 1}]"
-            row.append(text)
-        rows.append(row)
-    header = ["base"] + [f"torch {v}" for v in versions]
-    footnotes = [f"{', '.join(ids)}: {note}" for note, ids in notes.items()]
-    return header, rows, footnotes
+            number = None
+            if e.status != "pass":
+                lines = _note_lines(e)
+                notes.setdefault(lines, []).append(cid if len(labels) == 1 else f"{cid} on {label}")
+                number = list(notes).index(lines) + 1
+            entries.append(TableEntry(e, e.status, entry_text(e), number))
+        rows.append(Row(cid, merged.cells[cid], tuple(entries)))
+    return Table(title, columns, tuple(rows),
+                 tuple(Note(i, tuple(where), lines) for i, (lines, where) in enumerate(notes.items(), 1)),
+                 tuple(merged.warnings), merged)
 
 
-def render(results: Iterable[CellResult], fmt: str = "text", title: str | None = None,
-           host: dict[str, Any] | None = None) -> str:
-    """Render results as ``text`` (terminal), ``markdown`` (GitHub) or ``json``."""
-    results = sorted(results, key=lambda r: r.cell_id)
-    if fmt == "json":
-        return json.dumps({"cells": [r.to_dict() for r in results],
-                           "counts": counts(results)}, indent=2, sort_keys=True) + "\n"
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    markdown = fmt == "markdown"
-    header, rows, footnotes = build_grid(results, markdown=markdown)
-    lines = []
-    if title:
-        lines += [f"## {title}" if markdown else title, ""]
-    if host:
-        lines += [f"Host: {host.get('hostname', '?')} — {describe_host(host)}", ""]
-    if not results:
-        lines.append("(no results)")
-        return "\n".join(lines) + "\n"
-    lines.append(tabulate(rows, headers=header, tablefmt="github" if markdown else "simple_grid"))
+def host_line(col: HostColumn) -> str:
+    """``label: host-a, host-b (sm_90) — 1 pass, 1 fail``."""
+    archs = f" ({', '.join(col.archs)})" if col.archs else ""
+    return f"{col.label}: {', '.join(col.hostnames)}{archs} — {counts_text(col.counts)}"
+
+
+def _grid(table: Table, cell: Callable[[object], str], bold: bool) -> tuple[list[str], list[list[str]]]:
+    header = ["cell"] + [cell(c.label) for c in table.columns]
+    rows = []
+    for row in table.rows:
+        out = [f"**{cell(row.cell_id)}**" if bold else cell(row.cell_id)]
+        for te in row.entries:
+            out.append("" if te is None else cell(te.text) + (f" [{te.note}]" if te.note else ""))
+        rows.append(out)
+    return header, rows
+
+
+def render_text(table: Table) -> str:
+    """For a terminal: every piece of foreign text on one line, control characters spelled out."""
+    c = escape.clean
+    lines = [c(table.title), ""] if table.title else []
+    if not table.rows:
+        return "\n".join(lines + ["(no results)"] + [f"warning: {c(w)}" for w in table.warnings]) + "\n"
+    lines.append("Host types:" if len(table.columns) > 1 else "Host type:")
+    lines += [f"  {c(host_line(col))}" for col in table.columns]
     lines.append("")
-    c = counts(results)
-    lines.append("Cells: " + ", ".join(f"{n} {WORDS[s]}" for s, n in c.items() if n))
-    lines.append("Legend: " + "; ".join(f"{MARKS[s]} {WORDS[s]} = {LEGEND[s]}" for s in STATUSES))
-    if footnotes:
-        lines.append("")
-        lines.append("Notes:")
-        for i, note in enumerate(footnotes, 1):
-            lines.append(f"  [{i}] {note}" if not markdown else f"{i}. {note}".replace("\n      ", "<br>"))
+    header, rows = _grid(table, c, bold=False)
+    lines.append(tabulate(rows, headers=header, tablefmt="simple_grid", disable_numparse=True))
+    lines.append("")
+    lines.append("Legend:")
+    width = max(len(word(s)) for s in SHOWN)
+    lines += [f"  {MARKS[s]} {word(s).ljust(width)}  {LEGEND[s]}" for s in SHOWN]
+    if table.notes:
+        lines += ["", "Notes:"]
+        for note in table.notes:
+            first, *rest = note.lines
+            lines.append(f"  [{note.number}] {c(', '.join(note.where))}: {c(first)}")
+            lines += [f"      {c(x)}" for x in rest]
+    lines += [f"warning: {c(w)}" for w in table.warnings]
     return "\n".join(lines) + "\n"
 
 
-def counts(results: Iterable[CellResult]) -> dict[str, int]:
-    out = {s: 0 for s in STATUSES}
-    for r in results:
-        out[r.status] += 1
-    return out
-
-
-def describe_host(host: dict[str, Any]) -> str:
-    gpus = host.get("gpus") or []
-    if not gpus:
-        return "no GPU"
-    names: dict[str, int] = {}
-    for g in gpus:
-        names[g.get("name", "?")] = names.get(g.get("name", "?"), 0) + 1
-    driver = host.get("nvidia_driver") or host.get("amd_driver")
-    text = ", ".join(f"{n}× {name}" for name, n in names.items())
-    return f"{text}, driver {driver}" if driver else text
+def render_markdown(table: Table) -> str:
+    """For a GitHub job summary or a pull request: nothing foreign formats, links, or hides what follows."""
+    m = escape.markdown
+    lines = [f"## {m(table.title)}", ""] if table.title else []
+    if not table.rows:
+        return "\n".join(lines + ["(no results)"] + [f"- warning: {m(w)}" for w in table.warnings]) + "\n"
+    lines.append("**Host types**" if len(table.columns) > 1 else "**Host type**")
+    lines.append("")
+    for col in table.columns:
+        archs = f" ({m(', '.join(col.archs))})" if col.archs else ""
+        lines.append(f"- **{m(col.label)}**: {m(', '.join(col.hostnames))}{archs} — {counts_text(col.counts)}")
+    lines.append("")
+    header, rows = _grid(table, m, bold=True)
+    lines.append(tabulate(rows, headers=header, tablefmt="github", disable_numparse=True))
+    lines.append("")
+    lines += ["<details><summary>Legend</summary>", ""]
+    lines += [f"- {MARKS[s]} **{word(s)}**: {LEGEND[s]}" for s in SHOWN]
+    lines += ["", "</details>"]
+    if table.notes:
+        lines += ["", "**Notes**", ""]
+        for note in table.notes:
+            where = ", ".join(f"**{m(w)}**" for w in note.where)
+            lines.append(f"{note.number}. {where}: " + "<br>".join(m(x) for x in note.lines))
+    if table.warnings:
+        lines.append("")
+        lines += [f"- warning: {m(w)}" for w in table.warnings]
+    return "\n".join(lines) + "\n"

@@ -10,18 +10,19 @@ image id, which only names the image on the host that built it.
 
 from __future__ import annotations
 
-import json
+import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Mapping, Sequence
 
-from gpumatrix.errors import ExitCode, ConfigError, GpumatrixError, Problem
-from gpumatrix.results.merge import Merged, Sourced, load_sources
-from gpumatrix.report.table import version_key
+from gpumatrix.errors import ExitCode, GpumatrixError
+from gpumatrix.results.merge import Merged, Sourced
+from gpumatrix.results.status import NOT_RUN, PROBE_FAILING
 from gpumatrix.results.store import CellResult
+from gpumatrix.knowledge.versions import at_least, version_key
 
 CRITICAL_LAYERS = (1, 2, 3, 4, 5)
-BAD_PROBE_STATUSES = ("fail", "error", "timeout", "crash")
 # `docker run` flags that pass a vendor's GPUs through, as the vendors document them; --shm-size because
 # Docker's 64 MB /dev/shm breaks DataLoader workers and NCCL.
 RUN_FLAGS: Mapping[str, tuple[str, ...]] = {
@@ -30,6 +31,11 @@ RUN_FLAGS: Mapping[str, tuple[str, ...]] = {
             "--shm-size", "8g"),
     "cpu": ("--shm-size", "8g"),
 }
+
+
+# What an image reference may look like (name[:tag][@digest], or an image id): no blank, no shell syntax,
+# and no leading "-", which `docker run` would take for a flag. A results file may say anything.
+IMAGE_REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,511}")
 
 
 class NoRecommendation(GpumatrixError):
@@ -62,7 +68,7 @@ def critical_failures(result: CellResult) -> list[str]:
     if result.status not in ("pass", "fail") or not result.probes:
         return [f"status {result.status}"]
     return [str(p.get("id")) for p in (result.probes or {}).get("probes") or []
-            if p.get("layer") in CRITICAL_LAYERS and p.get("status") in BAD_PROBE_STATUSES]
+            if p.get("layer") in CRITICAL_LAYERS and p.get("status") in PROBE_FAILING]
 
 
 def missing_required(result: CellResult, require: Sequence[str]) -> list[str]:
@@ -84,7 +90,8 @@ def image_reference(image: Mapping[str, Any] | None) -> tuple[str, bool]:
 
 
 def docker_run_line(vendor: str, reference: str) -> str:
-    return " ".join(["docker", "run", "--rm", "-it", *RUN_FLAGS.get(vendor, RUN_FLAGS["cpu"]), reference])
+    """The shell line that runs ``reference``, every word quoted: a reference comes from a results file."""
+    return shlex.join(["docker", "run", "--rm", "-it", *RUN_FLAGS.get(vendor, RUN_FLAGS["cpu"]), reference])
 
 
 def _usable(entry_results: Sequence[Sourced], require: Sequence[str]) -> tuple[CellResult | None, str]:
@@ -117,16 +124,20 @@ def recommend(merged: Merged, host_type: str, vendor: str | None = None, min_tor
         r0 = entry.result
         if vendor and r0.vendor != vendor:
             continue
-        if min_torch and version_key(r0.torch)[:4] < version_key(min_torch)[:4]:
+        if min_torch and not at_least(r0.torch, min_torch):
             continue
-        if entry.status in ("skipped", "not_applicable"):
+        if entry.status in NOT_RUN:
             continue
         good, why = _usable(entry.considered, require)
         if good is None:
             rejected.append(f"{cid}: {why}")
             continue
+        reference = image_reference(good.image)[0]
+        if not IMAGE_REFERENCE.fullmatch(reference):
+            rejected.append(f"{cid}: no usable image reference ({reference[:80]!r})")
+            continue
         best = good.headline_tflops()
-        key = (version_key(good.torch)[:4], image_reference(good.image)[1], best[1] if best else 0.0,
+        key = (version_key(good.torch.split("+", 1)[0]), image_reference(good.image)[1], best[1] if best else 0.0,
                tuple(-ord(ch) for ch in cid))
         candidates.append((key, good, entry.considered[0]))
     if not candidates:
@@ -146,34 +157,3 @@ def recommend(merged: Merged, host_type: str, vendor: str | None = None, min_tor
         reference=reference, pinned=pinned, docker_run=docker_run_line(best.vendor, reference),
         hosts=tuple(entry.host_names()) if entry else (), tflops=best.headline_tflops(), note=note,
         alternatives=tuple(c[1].cell_id for c in candidates[1:4]))
-
-
-def render_recommendation(rec: Recommendation, fmt: str = "text") -> str:
-    if fmt == "json":
-        return json.dumps(rec.to_dict(), indent=2, sort_keys=True) + "\n"
-    lines = [f"Known-good image for {rec.host_type}: {rec.cell_id} (torch {rec.torch} on {rec.base_image})",
-             f"  image: {rec.reference}"]
-    if rec.note:
-        lines.append(f"  note: {rec.note}")
-    if rec.tflops:
-        lines.append(f"  measured: {rec.tflops[1]:.3g} TFLOP/s {rec.tflops[0]}")
-    lines.append(f"  tested on: {', '.join(rec.hosts)}")
-    lines.append(f"  run it:  {rec.docker_run}")
-    if rec.alternatives:
-        lines.append(f"  next best: {', '.join(rec.alternatives)}")
-    return "\n".join(lines) + "\n"
-
-
-def recommend_command(sources: Sequence[str], host_type: str | None = None, vendor: str | None = None,
-                      min_torch: str | None = None, require: Sequence[str] = (), fmt: str = "text") -> str:
-    """``invoke recommend``: ``host_type`` defaults to this host's (discovered without an engine)."""
-    if fmt not in ("text", "json"):
-        raise ConfigError([Problem("--format", None, f"unknown format {fmt!r}; choose text or json")])
-    if vendor and vendor not in RUN_FLAGS:
-        raise ConfigError([Problem("--vendor", None, f"unknown vendor {vendor!r}; choose nvidia, amd or cpu")])
-    merged = load_sources(sources)
-    if host_type is None:
-        from gpumatrix.host import discover_host
-        from gpumatrix.results.merge import host_type_of
-        host_type = host_type_of(discover_host().fingerprint())
-    return render_recommendation(recommend(merged, host_type, vendor, min_torch, list(require)), fmt)
