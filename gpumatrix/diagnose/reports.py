@@ -254,7 +254,8 @@ def parse_amd_tools(lines: list[str]) -> Facts:
 
 _DOCKER_INFO_FIELD = re.compile(r"^\s{0,4}(Runtimes|Default Runtime|Server Version|Storage Driver):\s{0,4}(.{0,300})$")
 _RUNTIME_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,60}")
-_CUSTOM_DEVICE = re.compile(r'adding custom device "([^"]{1,200})": no such file or directory', re.IGNORECASE)
+_CUSTOM_DEVICE = re.compile(r'adding custom device \\{0,2}"([^"\\]{1,200})\\{0,2}"(?:: lstat [^ :]{1,200})?: '
+                            r'no such file or directory', re.IGNORECASE)
 
 
 def parse_docker(lines: list[str]) -> Facts:
