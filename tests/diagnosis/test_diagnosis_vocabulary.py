@@ -174,3 +174,11 @@ def test_an_override_of_the_wrong_family_for_the_card():
     result = diagnose(NO_BINARY, facts)
     assert result.cause == "arch_unsupported" and result.rule == "facts-hsa-override-wrong-for-card"
     assert "10.3.0" in result.evidence
+
+
+def test_docs_list_every_cause_and_every_fact():
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "diagnosis.md").read_text(encoding="utf-8")
+    assert [c for c in CAUSES if f"| `{c}` |" not in docs] == []
+    assert [f for f in FACTS if f"| `{f}` |" not in docs] == []
