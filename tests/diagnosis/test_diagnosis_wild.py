@@ -68,3 +68,10 @@ def test_docs_show_the_recorded_figures():
     for batch, figures in FROZEN.items():
         n = figures["cases"]
         assert f"| {batch} | " in docs and f"{figures['before']}/{n}" in docs and f"{figures['after']}/{n}" in docs
+
+
+def test_no_rule_cites_a_held_out_case():
+    from gpumatrix.diagnose import load_rules
+
+    held_out = {case.source for sides in ALL.values() for case in sides["holdout"]}
+    assert [r.id for r in load_rules().rules if r.source in held_out] == []
