@@ -15,12 +15,14 @@ LOG = (
 )
 
 
-def test_json_output_has_exactly_three_keys(tmp_path, capsys):
+def test_json_output_keeps_the_old_keys_and_adds_confidence_and_alternatives(tmp_path, capsys):
     log = tmp_path / "engine.log"
     log.write_text(LOG)
     assert main(["--json", str(log)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"cause", "remedy", "evidence"}
+    assert set(out) == {"cause", "remedy", "evidence", "confidence", "alternatives"}
+    assert isinstance(out["confidence"], float) and 0 < out["confidence"] <= 1
+    assert isinstance(out["alternatives"], list)
     assert out["cause"] == "container_toolkit_missing"
     assert "could not select device driver" in out["evidence"]
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
 
 import pytest
 
 from diagnosis_corpus import CASES, cases_in
 from diagnosis_split import split_of
+from diagnosis_wild import batches, load
+from rule_cases import RULE_CASES
 from gpumatrix.diagnose import CAUSES, diagnose, load_rules
 
 HOLDOUT_TARGET = 0.90
@@ -29,8 +32,13 @@ def test_split_is_the_deterministic_hash_split():
     assert not wrong, f"split fields disagree with diagnosis_split.split_of: {wrong}"
 
 
+# Rules may be tuned on (and so exercised by) the curated corpus and the train side of the
+# wild batches; the held-out side of a wild batch is only ever measured.
+WILD_TRAIN = [case for batch in batches() for case in load(batch, "train")]
+
+
 def test_every_cause_has_real_cases():
-    causes = {c.cause for c in CASES}
+    causes = {c.cause for c in CASES} | {c.cause for c in WILD_TRAIN}
     assert causes == set(CAUSES)
 
 
@@ -42,7 +50,8 @@ def test_train_case(case):
 
 
 def test_every_rule_is_exercised_by_a_real_case():
-    fired = {diagnose(c.text, c.facts).rule for c in CASES}
+    fired = {diagnose(c.text, c.facts).rule for c in CASES} | {diagnose(c.text).rule for c in WILD_TRAIN}
+    fired |= {c.rule for c in RULE_CASES}  # each checked by test_rule_case
     missing = [r.id for r in load_rules().rules if r.id not in fired]
     assert not missing, f"rules without a real corpus case: {missing}"
 
@@ -59,3 +68,15 @@ def test_holdout_accuracy(capsys):
         print(f"\nholdout accuracy: {len(holdout) - len(misses)}/{len(holdout)} = {accuracy:.1%}")
     assert len(holdout) >= 40
     assert accuracy >= HOLDOUT_TARGET, "\n".join(misses)
+
+
+@pytest.mark.parametrize("case", RULE_CASES, ids=lambda c: c.rule)
+def test_rule_case(case):
+    rule = next(r for r in load_rules().rules if r.id == case.rule)
+    if case.alone:
+        only = dataclasses.replace(load_rules(), rules=(rule,))
+        result = diagnose(case.text, case.facts, rules=only)
+    else:
+        result = diagnose(case.text, case.facts)
+    assert result.rule == case.rule, f"{case.source}: got {result.rule} ({result.cause})"
+    assert result.cause == rule.cause

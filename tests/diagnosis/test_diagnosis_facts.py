@@ -97,7 +97,10 @@ def test_vendor_and_build_facts():
 
 
 def test_device_node_and_shm_facts():
-    assert diagnose("", {"vendor": "amd", "dev_kfd_present": False}).cause == "no_device_visible"
+    # dev_kfd_present is the host's /dev/kfd (what the runner measures): absent there, the driver is not up
+    assert diagnose("", {"vendor": "amd", "dev_kfd_present": False}).cause == "driver_not_loaded"
+    in_container = {"vendor": "amd", "dev_kfd_present": True, "container_device_nodes": ["/dev/dri/renderD128"]}
+    assert diagnose("", in_container).cause == "no_device_visible"
     assert diagnose("", {"vendor": "nvidia", "device_nodes_present": False}).cause == "no_device_visible"
     assert diagnose("", {"vendor": "nvidia", "device_nodes_present": True}).cause == "unknown"
     shm = diagnose("RuntimeError: DataLoader worker (pid 1) is killed by signal: Bus error.", {"shm_bytes": 67108864})
@@ -146,5 +149,5 @@ def test_evidence_is_the_matched_line_trimmed():
 
 def test_to_dict_shape():
     d = diagnose(FOUND_NO_DRIVER).to_dict()
-    assert list(d) == ["cause", "remedy", "evidence", "explanation", "rule"]
+    assert list(d) == ["cause", "remedy", "evidence", "explanation", "rule", "confidence", "alternatives"]
     assert d["rule"] == "torch-found-no-nvidia-driver"

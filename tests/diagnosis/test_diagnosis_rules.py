@@ -12,6 +12,8 @@ VOCABULARY = (
     "container_toolkit_missing", "no_device_visible", "driver_not_loaded", "device_permission", "driver_too_old",
     "arch_unsupported", "cpu_only_build", "wrong_vendor_build", "runtime_init_failure", "shm_too_small",
     "out_of_memory", "collective_failure", "dnn_library_failure", "library_mismatch", "hardware_fault", "unknown",
+    # build failures, added at the end so that nothing that indexes the tuple moves
+    "package_unavailable", "index_unreachable", "image_unavailable", "disk_full",
 )
 
 
@@ -34,12 +36,9 @@ def _write(tmp_path, body: str):
     path = tmp_path / "rules.yaml"
     base = textwrap.dedent("""\
         schema_version: 1
-        layers: [[container_toolkit_missing, no_device_visible, driver_not_loaded, device_permission,
-                  driver_too_old, arch_unsupported, cpu_only_build, wrong_vendor_build, runtime_init_failure,
-                  shm_too_small, out_of_memory, collective_failure, dnn_library_failure, library_mismatch,
-                  hardware_fault]]
+        layers: [[LAYER]]
         causes:
-    """)
+    """).replace("LAYER", ", ".join(c for c in CAUSES if c != "unknown"))
     base += "".join(f"  {c}: {{summary: s{', remedy: r' if c == 'unknown' else ''}}}\n" for c in CAUSES)
     path.write_text(base + textwrap.dedent(body), encoding="utf-8")
     return path

@@ -1,0 +1,104 @@
+"""``python -m gpumatrix.diagnose``: classify a pasted log or a saved cell result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from gpumatrix.probes.model import FAILING_STATUSES
+
+from .cellresult import facts_from_cell_result
+from .engine import Diagnosis, diagnose
+from .rules import RulesError, load_rules
+from .text import HEAD_CHARS, TAIL_CHARS
+
+# The keys --json always printed; new keys are only ever added after them.
+JSON_KEYS = ("cause", "remedy", "evidence")
+
+
+def _read_input(source: str) -> bytes:
+    if source == "-":
+        return sys.stdin.buffer.read((HEAD_CHARS + TAIL_CHARS) * 64)
+    path = Path(source)
+    size = path.stat().st_size
+    limit = (HEAD_CHARS + TAIL_CHARS) * 4
+    with path.open("rb") as handle:
+        if size <= limit:
+            return handle.read()
+        head = handle.read(HEAD_CHARS * 4)
+        handle.seek(size - TAIL_CHARS * 4)
+        return head + b"\n" + handle.read()
+
+
+def format_text(diagnosis: Diagnosis) -> str:
+    """The human rendering of a diagnosis, as the CLI prints it."""
+    lines = [
+        f"cause:    {diagnosis.cause}",
+        f"remedy:   {diagnosis.remedy}",
+        f"evidence: {diagnosis.evidence}",
+        f"why:      {diagnosis.explanation}",
+        f"rule:     {diagnosis.rule or '-'}",
+        f"confidence: {diagnosis.confidence:.2f}",
+    ]
+    for alternative in diagnosis.alternatives:
+        lines.append(f"or:       {alternative.cause} - check: {alternative.check}")
+    return "\n".join(lines)
+
+
+def _cell_log_text(document: dict) -> str:
+    """The failure text a saved cell holds: its reason, its diagnosis evidence is NOT reused."""
+    parts = [str(document.get("reason") or "")]
+    for probe in ((document.get("probes") or {}).get("probes") or []):
+        if isinstance(probe, dict) and probe.get("status") in FAILING_STATUSES:
+            details = probe.get("details") if isinstance(probe.get("details"), dict) else {}
+            for key in ("error", "stderr_tail", "traceback"):
+                if isinstance(details.get(key), str):
+                    parts.append(details[key][-4000:])
+    return "\n".join(p for p in parts if p)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m gpumatrix.diagnose [--json] [--rules FILE] [--cell] [FILE|-]``; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="python -m gpumatrix.diagnose",
+        description="Classify a pasted GPU/container error log (or reports such as collect_env, nvidia-smi, "
+                    "rocminfo, docker info) and print its cause, remedy, confidence and alternatives.",
+    )
+    parser.add_argument("log", nargs="?", default="-", help="log file to read, or - for stdin (default)")
+    parser.add_argument("--json", action="store_true",
+                        help='print {"cause","remedy","evidence","confidence","alternatives"} as JSON')
+    parser.add_argument("--rules", default=None, help="rules file to use instead of the packaged one")
+    parser.add_argument("--cell", action="store_true",
+                        help="the file is a saved cell result (results/cells/<cell>.json): use its facts")
+    args = parser.parse_args(argv)
+    try:
+        data = _read_input(args.log)
+        ruleset = load_rules(args.rules)
+        if args.cell:
+            document = json.loads(data.decode("utf-8", errors="replace"))
+            if not isinstance(document, dict):
+                raise ValueError("not a JSON object")
+            result = diagnose(_cell_log_text(document), facts_from_cell_result(document), rules=ruleset)
+        else:
+            result = diagnose(data, rules=ruleset)
+    except OSError as err:
+        print(f"diagnose: cannot read {args.log}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    except ValueError as err:
+        print(f"diagnose: {args.log} is not a cell result: {err}", file=sys.stderr)
+        return 2
+    except RulesError as err:
+        print(f"diagnose: {err}", file=sys.stderr)
+        return err.exit_code
+    if args.json:
+        full = result.to_dict()
+        out = {key: full[key] for key in JSON_KEYS}
+        out["confidence"] = full["confidence"]
+        out["alternatives"] = full["alternatives"]
+        print(json.dumps(out, ensure_ascii=False, sort_keys=True))
+    else:
+        print(format_text(result))
+    return 0

@@ -1,0 +1,87 @@
+"""The "wild" corpus: batches of real messages collected independently of the rules.
+
+Each batch ``NAME`` is two files in ``tests/diagnosis/wild/``: ``NAME-holdout.yaml``, committed
+on its own before any rule was written for the batch (``git log`` shows it), and
+``NAME-train.yaml``, on which rules may be tuned. The split is by repository (by site for
+non-GitHub sources), so that a whole thread family sits on one side; :func:`split_of` is
+the rule and ``test_diagnosis_wild.py`` checks every ``split:`` field against it.
+
+``python tests/diagnosis/diagnosis_wild.py [BATCH] [holdout|train]`` prints the accuracy
+on one side of a batch (default: every batch, held-out side) and lists the misses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+WILD_DIR = Path(__file__).parent / "wild"
+HOLDOUT_PERCENT = 40
+
+
+@dataclass(frozen=True)
+class WildCase:
+    id: str
+    source: str
+    cause: str
+    split: str
+    text: str
+    batch: str
+
+
+def source_group(source: str) -> str:
+    """The unit of the split: ``owner/name`` for GitHub, the host for other sites."""
+    found = re.match(r"https://github\.com/([^/]+/[^/]+)/", source)
+    if found:
+        return found.group(1).lower()
+    found = re.match(r"https?://([^/]+)/", source)
+    return found.group(1).lower() if found else source
+
+
+def split_of(batch: str, source: str) -> str:
+    digest = hashlib.sha256(f"gpumatrix-wild-{batch}\n{source_group(source)}".encode("utf-8")).hexdigest()
+    return "holdout" if int(digest[:8], 16) % 100 < HOLDOUT_PERCENT else "train"
+
+
+def batches() -> list[str]:
+    return sorted({p.name.rsplit("-", 1)[0] for p in WILD_DIR.glob("*-holdout.yaml")})
+
+
+def load(batch: str, side: str) -> list[WildCase]:
+    path = WILD_DIR / f"{batch}-{side}.yaml"
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    return [WildCase(batch=batch, **entry) for entry in raw]
+
+
+def measure(cases: list[WildCase]) -> tuple[int, list[str]]:
+    """(number correct, one line per miss)."""
+    from gpumatrix.diagnose import diagnose
+
+    misses = []
+    for case in cases:
+        result = diagnose(case.text)
+        if result.cause != case.cause:
+            misses.append(f"{case.id}: want {case.cause}, got {result.cause} ({result.rule}) "
+                          f"[{result.evidence[:100]}]")
+    return len(cases) - len(misses), misses
+
+
+def main(argv: list[str]) -> int:
+    names = [argv[0]] if argv else batches()
+    side = argv[1] if len(argv) > 1 else "holdout"
+    for name in names:
+        cases = load(name, side)
+        correct, misses = measure(cases)
+        for miss in misses:
+            print(f"  miss {miss}")
+        print(f"{name} {side}: {correct}/{len(cases)} = {correct / len(cases):.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,82 @@
+"""Real messages (with their sources) for the rules no corpus case reaches on its own.
+
+Most are fact rules: the message is real, the facts are what the runner would measure in
+the setup the thread describes. Fallback rules are checked on their own (a specific rule
+would otherwise win), text backstops of fact rules with the report parsers off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RuleCase:
+    rule: str
+    source: str
+    text: str
+    facts: dict[str, Any] = field(default_factory=dict)
+    alone: bool = False  # check the rule by itself (fallbacks, text backstops of fact rules)
+
+
+RULE_CASES = (
+    RuleCase("facts-host-kfd-missing", "https://github.com/robertrosenbusch/gfx803_rocm/issues/15",
+             "I tried to check if `/dev/kfd` is available but it only gives me the error `Permission denied`\n"
+             "and when I search for `kfd` in `/dev` directory it, it does not exist.",
+             {"vendor": "amd", "dev_kfd_present": False}),
+    RuleCase("facts-kfd-not-passed", "https://github.com/pytorch/pytorch/issues/70036",
+             "    torch._C._cuda_init()\nRuntimeError: No HIP GPUs are available",
+             {"vendor": "amd", "dev_kfd_present": True, "container_device_nodes": ["/dev/dri/renderD128"]}),
+    RuleCase("facts-amd-driver-not-loaded", "https://github.com/ROCm/ROCT-Thunk-Interface/issues/44",
+             "ROCk module is NOT loaded, possibly no GPU devices\nyardbird is member of video group\n"
+             "[hsaKmtAllocMemory] failed to allocate 4096 bytes from host"),
+    RuleCase("facts-cpu-only-build-reported", "https://github.com/pytorch/pytorch/issues/122924",
+             "PyTorch version: 2.2.2\nIs debug build: False\nCUDA used to build PyTorch: Could not collect\n"
+             "ROCM used to build PyTorch: N/A\n\nOS: Microsoft Windows 11 Education\nIs CUDA available: False\n"
+             "GPU models and configuration: GPU 0: NVIDIA GeForce RTX 4080 Laptop GPU\n"
+             "Nvidia driver version: 551.86\n"),
+    RuleCase("facts-engine-no-nvidia-runtime", "https://github.com/NVIDIA/nvidia-docker/issues/1352",
+             "I get the following issue when running: docker run --gpus 2 nvidia/cuda:10.2-base nvidia-smi\n"
+             '**docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].**',
+             {"engine_runtimes": ["io.containerd.runc.v2", "runc"]}),
+    RuleCase("facts-compute-mode-exclusive", "https://github.com/NVIDIA/DIGITS/issues/2005",
+             "Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices are busy or unavailable",
+             {"compute_mode": "exclusive_process"}),
+    RuleCase("facts-pip-python-missing", "https://github.com/milksense/venus/issues/8",
+             "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+             "ERROR: No matching distribution found for torch",
+             {"pip_failure": "python_missing", "pip_requirement": "torch==2.4.0",
+              "pip_detail": "torch 2.4.0 has wheels for Python 3.8-3.12, not 3.13"}),
+    RuleCase("facts-hsa-override-arch-not-in-build", "https://github.com/NixOS/nixpkgs/issues/207109",
+             '4. Error: `"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
+             {"vendor": "amd", "device_arch": "gfx1031", "torch_arch_list": ["gfx900", "gfx906", "gfx90a"],
+              "hsa_override_gfx_version": "10.3.0"}),
+    RuleCase("facts-hsa-override-wrong-for-card", "https://github.com/NixOS/nixpkgs/issues/207109",
+             '4. Error: `"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
+             {"vendor": "amd", "device_arch": "gfx1031", "torch_arch_list": ["gfx1030", "gfx1100"],
+              "hsa_override_gfx_version": "11.0.0"}),
+    RuleCase("cuda-not-available", "https://github.com/oobabooga/textgen/issues/791",
+             "Loading facebook_galactica-6.7b...\nWarning: torch.cuda.is_available() returned False.\n"
+             "This means that no GPU has been detected.\nFalling back to CPU mode."),
+    RuleCase("apt-repository-unreachable", "https://github.com/mediagis/nominatim-docker/issues/127",
+             "W: Failed to fetch http://archive.ubuntu.com/ubuntu/dists/cosmic/InRelease  Temporary failure "
+             "resolving 'archive.ubuntu.com'", alone=True),
+    RuleCase("pip-no-distribution", "https://github.com/PatrickHua/SimSiam/issues/44",
+             "No matching distribution found for torch==1.7.0", alone=True),
+    RuleCase("fallback-nvidia-container-stack", "https://github.com/NVIDIA/nvidia-docker/issues/1088",
+             "Docker don't see nvidia gpu and in the same time nvidia-container-cli info output is good:",
+             alone=True),
+    RuleCase("fallback-kernel-driver", "https://github.com/mattshma/bigdata/issues/133",
+             "[188497.595099] NVRM: No NVIDIA graphics adapter probed!", alone=True),
+    RuleCase("fallback-collectives", "https://github.com/NVIDIA/nccl/issues/207",
+             "NCCL error in: /torch/lib/c10d/ProcessGroupNCCL.cpp:260, unhandled system error", alone=True),
+    RuleCase("fallback-dnn", "https://github.com/ryujaehun/pytorch-gpu-benchmark/issues/19",
+             "MIOpen(HIP): Warning [SQLiteBase] Unable to read system database file:/opt/rocm/miopen/share/miopen/db/"
+             "gfx900_64.kdb Performance may degrade", alone=True),
+    RuleCase("fallback-gpu-runtime", "https://github.com/pytorch/pytorch/issues/70036",
+             "RuntimeError: HIP error: hipErrorNoDevice", alone=True),
+    RuleCase("fallback-device-nodes", "https://github.com/l1na-forever/stable-diffusion-rocm-docker/issues/8",
+             'docker: Error response from daemon: error gathering device information while adding custom device '
+             '"/dev/kfd": no such file or directory.', alone=True),
+)
