@@ -6,10 +6,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpumatrix.config import (
-    TORCH_IN_IMAGE, TORCH_IN_IMAGE_LABEL, ConfigError, expand_cells, gha_matrix, parse_matrix, select, shard_cells,
+    TORCH_IN_IMAGE, TORCH_IN_IMAGE_LABEL, ConfigError, expand_cells, gha_matrix, load_matrix, parse_matrix, select,
+    shard_cells,
 )
+from gpumatrix.config.schema import validator
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 TEXT = f"""\
@@ -126,3 +129,66 @@ def test_image_entry_problems(old, new, line, words):
         cells_of(TEXT.replace(old, new, 1))
     found = [str(p) for p in info.value.problems]
     assert any(p.startswith(f"/tmp/r/matrix.yaml:{line}: ") and all(w in p for w in words) for p in found), found
+
+
+# ---------------------------------------------------------------------------
+# the curated data and the shipped matrix
+
+ROOT = Path(__file__).resolve().parent.parent
+READY = yaml.safe_load((ROOT / "gpumatrix/data/ready_images.yaml").read_text())
+
+
+def test_curated_ready_images_are_valid_entries_with_sources():
+    entries = READY["images"]
+    assert {e["vendor"] for e in entries} >= {"nvidia", "amd"}
+    assert len({e["id"] for e in entries}) == len(entries) and len({e["image"] for e in entries}) == len(entries)
+    ids_only = [{k: e[k] for k in ("id", "vendor", "image")} for e in entries]
+    assert validator().is_valid({"schema_version": 1, "images": ids_only})  # pasteable into matrix.yaml
+    for e in entries:
+        assert e["source"].startswith("https://") and e["evidence"], e["id"]
+        assert e["kind"] in ("framework", "serving") and e["torch"], e["id"]
+        assert ("cuda" in e) == (e["vendor"] == "nvidia") and ("rocm" in e) == (e["vendor"] == "amd"), e["id"]
+        digest = e.get("digest_seen")
+        assert digest is None or validator().is_valid(
+            {"schema_version": 1, "images": [{"id": "x", "vendor": e["vendor"], "image": f"{e['image']}@{digest}"}]})
+
+
+def test_shipped_matrix_probes_curated_ready_images_of_both_vendors():
+    m = load_matrix(ROOT / "matrix.yaml")
+    curated = {e["image"]: e for e in READY["images"]}
+    assert {i.vendor for i in m.images} == {"nvidia", "amd"}
+    for image in m.images:
+        assert image.image in curated and curated[image.image]["id"] == image.id and \
+            curated[image.image]["vendor"] == image.vendor, image
+    cells = {c.id: c for c in expand_cells(m).cells}
+    assert all(cells[i.id].ready_made and cells[i.id].applicable for i in m.images)
+
+
+def test_shipped_matrix_has_a_base_for_the_newest_rocm_torch_ships_wheels_for():
+    from gpumatrix.knowledge import releases
+
+    def rocm_key(variant: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in variant[len("rocm"):].split("."))
+
+    shipped = [v for r in releases.load_data("torch_releases")["releases"].values() for v in r["variants"]
+               if v.startswith("rocm")]
+    newest = max(shipped, key=rocm_key)
+    m = load_matrix(ROOT / "matrix.yaml")
+    base = next(b for b in m.bases if b.variant == newest)
+    refs = {i["ref"]: i for i in releases.load_data("base_images")["images"]}
+    assert refs[base.image]["torch_variant"] == newest
+
+
+def test_readme_examples_are_schema_valid():
+    """The matrix.yaml section of the README shows documents the schema accepts (no drift in the docs)."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## matrix.yaml"):text.index("## How a cell is built")]
+    blocks = [b.split("```", 1)[0] for b in section.split("```yaml\n")[1:]]
+    assert len(blocks) >= 2
+    for block in blocks:
+        doc = yaml.safe_load(block)
+        doc.setdefault("schema_version", 1)
+        errors = [e.message for e in validator().iter_errors(doc)]
+        assert not errors, (block[:60], errors)
+    assert any("images" in yaml.safe_load(b) and {"nvidia", "amd"} <= {i["vendor"] for i in yaml.safe_load(b)["images"]}
+               for b in blocks)
