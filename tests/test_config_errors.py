@@ -52,19 +52,21 @@ CASES = [
     ('python: "3.11"', "pyton: \"3.11\"", 2, ["unknown key 'pyton' in the matrix", "did you mean 'python'?"]),
     ('python: "3.11"', "python: 3.10", 2, ["matrix.python must be a string", 'quote it ("3.1")']),
     ('python: "3.11"', 'python: "3.11\\n"', 2, ["matrix.python '3.11\\n' is not valid", 'like "3.12"']),
-    ("    vendor: nvidia", "    vendor: nvida", 5, ["base cu130.vendor 'nvida' must be one of", "did you mean 'nvidia'?"]),
+    ("    vendor: nvidia", "    vendor: nvida", 5,
+     ["base cu130.vendor 'nvida' must be one of", "did you mean 'nvidia'?"]),
     ("    vendor: nvidia", "    vendr: nvidia", 5, ["unknown key 'vendr' in base cu130", "did you mean 'vendor'?"]),
     ("  - id: cu130", '  - id: "cu130\\n"', 4, ["'cu130\\n' is not valid", "lowercase letters, digits"]),
     ("  - id: cu130", "  - id: CU130", 4, ["base 1.id 'CU130' is not valid", "lowercase letters"]),
     ("    variant: cu130", '    variant: "cu130\\n"', 7, ["base cu130.variant", "expected cpu, cuNNN"]),
-    ("    variant: cu130", "    variant: rocm7.2", 7, ["variant 'rocm7.2' does not fit vendor 'nvidia'", "expected cu"]),
+    ("    variant: cu130", "    variant: rocm7.2", 7,
+     ["variant 'rocm7.2' does not fit vendor 'nvidia'", "expected cu"]),
     ("    variant: cu130\n", "", 4, ["base cu130 is missing required key 'variant'", "add 'variant:'"]),
     ("image: nvidia/cuda:13.0.2-runtime-ubuntu24.04", 'image: "nvidia/cuda:13.0.2\\n"', 6,
      ["base cu130.image", "is not valid", "expected an image reference"]),
     ("image: nvidia/cuda:13.0.2-runtime-ubuntu24.04", 'image: "nvidia/cuda@sha256:abc"', 6,
      ["is not valid", "@sha256: pin"]),
-    ("env: {NCCL_DEBUG: WARN}", 'env: {"NCCL_DEBUG\\n": WARN}', 9, ["base cu130.env: 'NCCL_DEBUG\\n' is not a valid name",
-                                                                   "letters, digits and '_'"]),
+    ("env: {NCCL_DEBUG: WARN}", 'env: {"NCCL_DEBUG\\n": WARN}', 9,
+     ["base cu130.env: 'NCCL_DEBUG\\n' is not a valid name", "letters, digits and '_'"]),
     ("env: {NCCL_DEBUG: WARN}", "env: {NCCL_DEBUG: [a]}", 9, ["base cu130.env.NCCL_DEBUG must be", "scalar value"]),
     ("env: {NCCL_DEBUG: WARN}", "env: [NCCL_DEBUG]", 9, ["base cu130.env must be a mapping, not a list"]),
     ('  - version: "2.15.0"', '  - version: "2.15.0\\n"', 12, ["torch entry 1.version", "is not valid", '"2.15.0"']),
@@ -80,7 +82,8 @@ CASES = [
      ["duplicate torch version '2.15.0' (first at line 12)", "remove one"]),
     ("  - {id: cpu, vendor: cpu", "  - {id: cu130, vendor: cpu", 10, ["duplicate base id 'cu130' (first at line 4)",
                                                                       "its own id"]),
-    ("id: ngc-25.12,", "id: ngc-25.12, gpu: all,", 14, ["unknown key 'gpu' in image ngc-25.12", "did you mean 'gpus'?"]),
+    ("id: ngc-25.12,", "id: ngc-25.12, gpu: all,", 14,
+     ["unknown key 'gpu' in image ngc-25.12", "did you mean 'gpus'?"]),
     ("id: ngc-25.12,", "id: cpu,", 14, ["image id 'cpu' is also a base id", "rename one"]),
     ("id: ngc-25.12,", 'id: "ngc\\n",', 14, ["image 1.id 'ngc\\n' is not valid"]),
     ("id: ngc-25.12,", "id: cu130-torch2.15.0,", 14, ["image id 'cu130-torch2.15.0' is also the id of a built cell",
@@ -101,6 +104,28 @@ CASES = [
     ('images:\n  - {id: ngc-25.12, vendor: nvidia, image: "nvcr.io/nvidia/pytorch:25.12-py3"}\n', "images: []\n", 13,
      ["matrix.images must not be empty"]),
     ("torch:\n  - version: \"2.15.0\"\n", "", 3, ["matrix has 'bases' but no 'torch'", "add 'torch:'"]),
+    ('python: "3.11"', 'python: "3.11"\nwheelhouse: [no-such-folder]', 3,
+     ["wheelhouse 'no-such-folder' is not a folder (looked at /tmp/m/no-such-folder)", "create it or fix the path"]),
+    ('python: "3.11"', "python: \"3.11\"\nwheelhouse: 7", 3, ["matrix.wheelhouse must be a string or a list"]),
+    ('python: "3.11"', 'python: "3.11"\nca_bundle: /no/such.pem', 3,
+     ["ca_bundle /no/such.pem is not a file", "point it at a PEM bundle"]),
+    ('python: "3.11"', 'python: "3.11"\nindex_url: "ftp://x/{variant}"', 3,
+     ["matrix.index_url 'ftp://x/{variant}' is not valid", "http(s):// or file:// URL"]),
+    ('python: "3.11"', 'python: "3.11"\nindex_url: "https://x/$(id)"', 3, ["matrix.index_url", "is not valid"]),
+    ('  - version: "2.15.0"', "  - {wheel: mytorch.whl, vendor: cpu}", 12,
+     ["torch entry 1: cannot read a torch version from 'mytorch.whl'", "add 'version:'"]),
+    ('  - version: "2.15.0"', "  - {wheel: torch-2.15.0.tar.gz, vendor: cpu}", 12,
+     ["torch entry 1.wheel 'torch-2.15.0.tar.gz' is not valid", "name a .whl file"]),
+    ('  - version: "2.15.0"', '  - {version: "2.15.0", variants: [cuda13]}', 12,
+     ["torch entry 1.variants[1] 'cuda13' is not valid", "expected cpu, cuNNN"]),
+    ("  - {base: cpu, torch", "  - {}\n  - {base: cpu, torch", 16, ["exclude entry 1 must not be empty"]),
+    ('env: {A: "1"}}', 'env: {"A-B": "1"}}', 18, ["include entry 1.env: 'A-B' is not a valid name"]),
+    ("  shm_size: 8g", "  perf: maybe", 20, ["run.perf must be true or false, not a string"]),
+    ("  shm_size: 8g", "  ipc: hots", 20, ["run.ipc 'hots' must be one of host, private", "did you mean 'host'?"]),
+    ("run:\n  shm_size: 8g\n", "run: fast\n", 19, ["run must be a mapping, not a string"]),
+    ("  - {id: cpu, vendor: cpu, image: debian:bookworm-slim, variant: cpu}",
+     "  - {id: cpu, vendor: cpu, image: debian:bookworm-slim, variant: cpu, hsa_override_gfx_version: \"11.0.0\"}", 10,
+     ["base cpu: hsa_override_gfx_version is for amd bases only", "remove it"]),
 ]
 
 
@@ -161,3 +186,15 @@ def test_wheel_for_another_python_is_not_applicable(tmp_path):
     m = parse_matrix(text, tmp_path / "matrix.yaml")
     cell = next(c for c in expand_cells(m).cells if c.id.startswith("cu130"))
     assert not cell.applicable and cell.reason == "the wheel is for Python 3.11; this cell uses Python 3.12"
+
+
+def test_unsupported_schema_version_stops_early():
+    found = problems_of(GOOD.replace("schema_version: 1", "schema_version: 2").replace("vendor: nvidia", "vendor: x"))
+    assert found == ["/tmp/m/matrix.yaml:1: unsupported schema_version 2; this gpumatrix reads schema_version 1"]
+
+
+def test_duplicate_yaml_keys_are_reported_with_the_schema_problems():
+    found = problems_of(GOOD.replace('python: "3.11"', 'python: "3.11"\npython: "3.12"').replace("shm_size: 8g",
+                                                                                               "shm_size: big"))
+    assert found[0] == "/tmp/m/matrix.yaml:3: duplicate key 'python' (first defined at line 2)"
+    assert any(p.startswith("/tmp/m/matrix.yaml:21: run.shm_size 'big'") for p in found)

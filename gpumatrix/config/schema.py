@@ -197,7 +197,8 @@ def _messages(error: ValidationError, data: Any) -> Iterator[tuple[Path_, str]]:
                      f"{', '.join(str(c) for c in choices)}{_suggest(instance, choices)}")
     elif kind == "type":
         expected = [value] if isinstance(value, str) else list(value)
-        if "string" in expected and isinstance(instance, (int, float)) and not isinstance(instance, bool):
+        if "string" in expected and set(expected) <= {"string", "null"} and isinstance(instance, (int, float)) \
+                and not isinstance(instance, bool):
             # YAML reads python: 3.10 as the float 3.1 and version: 2.9 as a number: make the user quote it.
             yield path, f"{what} must be a string; quote it (\"{instance}\")"
         else:
