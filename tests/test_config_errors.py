@@ -91,6 +91,8 @@ CASES = [
     ('image: "nvcr.io/nvidia/pytorch:25.12-py3"}', "}", 14, ["image ngc-25.12 is missing required key 'image'"]),
     ("  - {base: cpu, torch", "  - {base: cpy, torch", 16, ["exclude names base 'cpy', which is not in bases",
                                                            "did you mean 'cpu'?"]),
+    ("  - {base: cpu, torch", "  - {vendor: nvdia, torch", 16,
+     ["exclude entry 1.vendor 'nvdia' matches no vendor; use one of nvidia, amd, cpu", "did you mean 'nvidia'?"]),
     ("  - {base: cpu, torch", "  - {bsae: cpu, torch", 16, ["unknown key 'bsae' in exclude entry 1",
                                                            "did you mean 'base'?"]),
     ('  - {base: cu130, torch: "2.15.0", env', '  - {base: cu130, torch: "2.14.1\\n", env', 18,

@@ -241,6 +241,10 @@ class _Checks:
                 if b is not None and not has_glob(b) and b not in base_ids:
                     hint = _suggest(b, sorted(base_ids))
                     self.add(at + ["base"], f"{key} names base {b!r}, which is not in bases{hint}")
+                v = self._str(at + ["vendor"])
+                if v is not None and not has_glob(v) and v not in VENDORS:
+                    self.add(at + ["vendor"], f"{key} entry {i + 1}.vendor {v!r} matches no vendor; use one of "
+                                              f"{', '.join(VENDORS)}{_suggest(v, list(VENDORS))}")
                 t = self._str(at + ["torch"])
                 if key == "include" and t is not None and not has_glob(t) and (why := version_problem(t)):
                     self.add(at + ["torch"], f"include entry {i + 1}.torch {t!r} {why}")

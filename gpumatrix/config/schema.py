@@ -8,7 +8,7 @@ a "did you mean" suggestion, and a schema node's ``x-fix`` annotation supplies t
 Patterns in the schema are meant as ECMA-262 (what editors use): ``$`` is the end of the text and
 ``\\d`` an ASCII digit. Python's ``re`` differs on both (``$`` also matches before a final newline,
 ``\\d`` matches any Unicode digit), so this module checks ``pattern`` with ``$`` read as ``\\Z`` and
-``re.ASCII``: ``"cu128\\n"`` or ``"3.١٢"`` never pass.
+``re.ASCII``: ``"cu128\\n"``, or ``"3.12"`` written with Arabic-Indic digits, never pass.
 """
 
 from __future__ import annotations
