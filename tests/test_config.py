@@ -10,10 +10,10 @@ import jsonschema
 import pytest
 import yaml
 
-from gpumatrix.config import matrix as config
-from gpumatrix.knowledge import releases
-from gpumatrix.config.matrix import expand_cells, load_matrix, matches, parse_matrix, select
+from gpumatrix.config import expand_cells, load_matrix, matches, parse_matrix, select
+from gpumatrix.config.schema import compile_pattern, load_schema
 from gpumatrix.errors import ConfigError
+from gpumatrix.knowledge import releases
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -233,4 +233,12 @@ def test_schema_rejects_what_the_parser_rejects():
 
 
 def test_id_pattern_is_strict():
-    assert config.ID_RE.match("rocm6.4") and not config.ID_RE.match("Bad Id")
+    id_re = compile_pattern(load_schema()["$defs"]["id"]["pattern"])
+    assert id_re.search("rocm6.4") and not id_re.search("Bad Id") and not id_re.search("rocm6.4\n")
+
+
+def test_old_import_path_still_works():
+    """Other packages import from gpumatrix.config.matrix until main switches them."""
+    from gpumatrix.config import matrix as shim
+
+    assert shim.expand_cells is expand_cells and shim.Cell.__name__ == "Cell" and shim.RunOptions().shm_size == "8g"

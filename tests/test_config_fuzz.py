@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gpumatrix.config.matrix import ConfigError, expand_cells, parse_matrix
+from gpumatrix.config import ConfigError, expand_cells, parse_matrix
 
 PATH = Path("/tmp/fuzz/matrix.yaml")
 

@@ -1,11 +1,15 @@
-"""Which cells a run takes: shards of a matrix, and the GitHub Actions job matrix a workflow fans out over.
+"""Which cells a run takes: id-glob selection, shards of a matrix, and the GitHub Actions job matrix.
 
+* :func:`select` keeps the cells whose id matches glob patterns with brace alternatives
+  (``--only 'cu12*-torch2.{8,9}*'``), as cibuildwheel's build selectors do; ``exclude``/``include``
+  in matrix.yaml match with the same :func:`matches`.
 * :func:`shard_cells` splits the cells so ``N`` runners share one matrix, each cell on exactly one.
 * :func:`gha_matrix` is the ``{"include": [...]}`` a workflow fans out over (one job per cell).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from typing import Any, Mapping, Protocol, Sequence, TypeVar
 
@@ -25,6 +29,51 @@ class _HasId(Protocol):
 
 
 C = TypeVar("C", bound=_HasId)
+
+
+# -- id globs ---------------------------------------------------------------
+def has_glob(text: str) -> bool:
+    """Whether ``text`` is a pattern rather than an exact value."""
+    return any(ch in text for ch in "*?[{")
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """Expand ``{a,b}`` alternatives (nested allowed) as shells and cibuildwheel do."""
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if not m:
+        return [pattern]
+    out = []
+    for alt in m.group(1).split(","):
+        out.extend(expand_braces(pattern[:m.start()] + alt + pattern[m.end():]))
+    return out
+
+
+def matches(value: str, pattern: str) -> bool:
+    """Whole-value glob match with brace alternatives: ``matches('cu128-torch2.9.1', 'cu12*-torch2.{8,9}*')``."""
+    return any(fnmatch.fnmatchcase(value, p) for p in expand_braces(pattern))
+
+
+def split_patterns(only: str) -> list[str]:
+    """Split ``a*,b{1,2}`` on the commas that are not inside braces."""
+    out, depth, current = [], 0, ""
+    for ch in only:
+        depth += ch == "{"
+        depth -= ch == "}" and depth > 0
+        if ch == "," and depth == 0:
+            out.append(current)
+            current = ""
+        else:
+            current += ch
+    out.append(current)
+    return [p.strip() for p in out if p.strip()]
+
+
+def select(cells: Sequence[C], only: str | Sequence[str] | None) -> list[C]:
+    """Cells whose id matches any of the glob patterns (comma-separated or a list); all cells when none."""
+    if not only:
+        return list(cells)
+    patterns = split_patterns(only) if isinstance(only, str) else list(only)
+    return [cell for cell in cells if any(matches(cell.id, p) for p in patterns)]
 
 
 # -- shards -----------------------------------------------------------------
