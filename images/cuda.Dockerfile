@@ -12,10 +12,8 @@ ENV PATH=/opt/venv/bin:${PATH} VIRTUAL_ENV=/opt/venv PYTHONDONTWRITEBYTECODE=1 \
     LD_LIBRARY_PATH=/usr/local/nvidia/lib:/usr/local/nvidia/lib64 \
     NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
 # torch last: it is the largest layer, and every layer above is shared by all cells of this base.
+# Wheels come only from the host's wheelhouse, served on loopback for the build (WHEELS_URL).
 ARG TORCH_REQUIREMENT
-ARG PIP_INDEX_URL
-ARG PIP_EXTRA_INDEX_URL
-ARG PIP_FIND_LINKS
-ARG GPUMATRIX_CA_URL
+ARG WHEELS_URL
 COPY install-torch.sh /tmp/gpumatrix/
 RUN sh /tmp/gpumatrix/install-torch.sh && rm -rf /tmp/gpumatrix

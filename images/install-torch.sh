@@ -1,12 +1,10 @@
 #!/bin/sh
-# gpumatrix: install the cell's torch into /opt/venv.
-# Package locations come in as build args (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS), so nothing
-# about the build host (its loopback package server, its CA bundle) stays in the image.
+# gpumatrix: install the cell's torch into /opt/venv from the host's wheelhouse alone.
+# WHEELS_URL is a loopback page that lists exactly the wheels gpumatrix resolved and hashed for this image,
+# each with its sha256 (pip checks it). --no-index: no package index is consulted, so no index URL,
+# credential or CA bundle of the build host reaches the build; PIP_CONFIG_FILE=/dev/null: nor does a pip
+# configuration the base image may carry.
 set -eu
-if [ -n "${GPUMATRIX_CA_URL:-}" ]; then
-    /opt/venv/bin/python -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], "/tmp/gpumatrix-ca.pem")' "$GPUMATRIX_CA_URL"
-    export PIP_CERT=/tmp/gpumatrix-ca.pem
-fi
-/opt/venv/bin/python -m pip install --no-cache-dir --progress-bar off --retries 2 --timeout 60 "$TORCH_REQUIREMENT"
-rm -f /tmp/gpumatrix-ca.pem
+PIP_CONFIG_FILE=/dev/null /opt/venv/bin/python -m pip install --no-index --find-links "$WHEELS_URL" \
+    --no-cache-dir --progress-bar off --retries 2 --timeout 60 "$TORCH_REQUIREMENT"
 /opt/venv/bin/python -m pip list --format=freeze

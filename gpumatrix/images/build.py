@@ -1,15 +1,19 @@
 """Images: render each cell's build context, name it by its content, build it once.
 
-A cell's image tag is a hash of everything that goes into it (template text,
-install scripts, build args that matter, the base image, the wheel's bytes), so
-an unchanged cell is found by tag and never rebuilt, and no context is sent.
+A cell's image tag is a hash of everything that goes into it: template text, install scripts, build
+args, the base image's id, and the sha256 of every wheel the build installs (torch and each of its
+dependencies, as the host's pip resolved and downloaded them into the wheelhouse). Package sources and
+URLs are not in it: two cells that install the same wheel bytes onto the same base are one image, and a
+new upstream dependency is a new image. An unchanged cell is found by tag and never rebuilt.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import platform
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,14 +24,14 @@ from gpumatrix.config.matrix import Cell, Matrix
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError, tar_context
 from gpumatrix.errors import BuildError
 from gpumatrix.fsutil import write_text_atomic
+from gpumatrix.images.serve import WheelServer
+from gpumatrix.images.wheelhouse import ResolvedWheels, Wheelhouse, request_for
 from gpumatrix.resources import templates_dir
-from gpumatrix.images.sources import BuildSources, PackageServer, PipSettings, build_sources, direct_build_args
 
 # Bump when the way images are assembled changes in a way the template text does not show.
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 TEMPLATE_FOR_VENDOR = {"cpu": "cpu.Dockerfile", "nvidia": "cuda.Dockerfile", "amd": "rocm.Dockerfile"}
 SCRIPTS = ("install-python.sh", "install-torch.sh")
-
 
 @dataclass(frozen=True)
 class BuildRecipe:
@@ -37,11 +41,16 @@ class BuildRecipe:
     tag: str
     base_image: str
     files: Mapping[str, bytes]
-    sources: BuildSources
-    build_args: Mapping[str, str]  # without the package locations, which depend on the server
-    torch_requirement: str  # a pip requirement; for a local wheel, replaced by its served URL
+    wheels: ResolvedWheels  # exactly what the build installs; served to it from the wheelhouse
+    build_args: Mapping[str, str]  # everything but WHEELS_URL, which names this run's loopback server
+    torch_requirement: str  # ``torch==VERSION`` of the resolved torch wheel
     labels: Mapping[str, str]
     inputs_hash: str
+
+    @property
+    def downloads(self) -> dict[str, int]:
+        """Bytes this cell's resolution fetched into the wheelhouse vs found there, and its wheel count."""
+        return self.wheels.downloads()
 
 
 @dataclass(frozen=True)
@@ -55,63 +64,55 @@ class BuiltImage:
     log_path: str | None
 
 
-_sha_cache: dict[tuple[str, int, int], str] = {}
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, cached by (path, size, mtime) for the life of the process."""
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    if key not in _sha_cache:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        _sha_cache[key] = h.hexdigest()
-    return _sha_cache[key]
-
-
 def _safe_tag_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:60]
 
 
-def render_build_context(cell: Cell, matrix: Matrix, pip: PipSettings, base_image_id: str | None) -> BuildRecipe:
-    """Everything needed to build ``cell``; the tag is the hash of its inputs."""
+def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, base_image_id: str | None,
+                         log_path: Path | None = None) -> BuildRecipe:
+    """Everything needed to build ``cell``; the tag is the hash of its inputs.
+
+    Resolves the cell's torch with the host's pip into ``wheelhouse`` (downloading what is not there
+    yet; pip's output goes to ``log_path``), because the tag covers the wheels' bytes."""
     folder = templates_dir()
     template = TEMPLATE_FOR_VENDOR[cell.vendor]
     files = {"Dockerfile": (folder / template).read_bytes()}
     for name in SCRIPTS:
         files[name] = (folder / name).read_bytes()
-    sources = build_sources(pip, cell.base.variant, matrix.index_url, matrix.wheelhouse, matrix.ca_bundle,
-                            cell.torch.wheel)
-    args = {"BASE_IMAGE": cell.base.image, "PYTHON_VERSION": cell.python}
+    requirement = str(cell.torch.wheel) if cell.torch.wheel else cell.torch_requirement
+    request = request_for(requirement, cell.python, matrix.index_url, cell.base.variant, matrix.wheelhouse,
+                          matrix.ca_bundle, arch=platform.machine())
+    wheels = wheelhouse.resolve(request, log_path)
+    args = {"BASE_IMAGE": cell.base.image, "PYTHON_VERSION": cell.python,
+            "TORCH_REQUIREMENT": wheels.torch_requirement}
     inputs = {
         "recipe": RECIPE_VERSION,
         "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
         "args": args,
-        "torch": cell.torch_requirement,
         "base_image_id": base_image_id,
-        "sources": sources.describe(),
-        "wheel_sha256": file_sha256(cell.torch.wheel) if cell.torch.wheel else None,
+        "wheels": wheels.describe(),
     }
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
-    tag = f"gpumatrix/{cell.base.id}:torch{_safe_tag_part(cell.torch.version)}-{digest}"
+    torch_version = wheels.torch_requirement.removeprefix("torch==")
+    tag = f"gpumatrix/{cell.base.id}:torch{_safe_tag_part(torch_version)}-{digest}"
+    # Labels describe the image, not the cell: cells that share an image share its labels. The cell
+    # label names the first cell that built it (what `invoke clean --only` matches).
     labels = {
-        "org.opencontainers.image.title": f"gpumatrix {cell.id}",
-        "org.opencontainers.image.description": f"torch {cell.torch.version} on {cell.base.image}",
-        "org.opencontainers.image.version": cell.torch.version,
+        "org.opencontainers.image.title": f"gpumatrix {cell.base.id} torch {torch_version}",
+        "org.opencontainers.image.description": f"torch {torch_version} on {cell.base.image}",
+        "org.opencontainers.image.version": torch_version,
         "org.opencontainers.image.base.name": cell.base.image,
         "org.opencontainers.image.vendor": "gpumatrix",
         MANAGED_LABEL: "true",
         f"{LABEL_NS}.cell": cell.id,
         f"{LABEL_NS}.vendor": cell.vendor,
         f"{LABEL_NS}.variant": cell.base.variant,
-        f"{LABEL_NS}.torch": cell.torch.version,
+        f"{LABEL_NS}.torch": torch_version,
         f"{LABEL_NS}.inputs": digest,
         f"{LABEL_NS}.tool-version": __version__,
     }
-    return BuildRecipe(cell_id=cell.id, tag=tag, base_image=cell.base.image, files=files, sources=sources,
-                       build_args=args, torch_requirement=cell.torch_requirement, labels=labels,
+    return BuildRecipe(cell_id=cell.id, tag=tag, base_image=cell.base.image, files=files, wheels=wheels,
+                       build_args=args, torch_requirement=wheels.torch_requirement, labels=labels,
                        inputs_hash=digest)
 
 
@@ -141,28 +142,42 @@ def ensure_base(engine: Engine, ref: str) -> str:
     return info.id
 
 
-def build_image(engine: Engine, recipe: BuildRecipe, server: PackageServer | None, log_path: Path | None,
+_tag_locks: dict[str, threading.Lock] = {}
+_tag_locks_guard = threading.Lock()
+_built_here: dict[str, str] = {}  # tag -> image id built by this process (``force`` rebuilds a tag once)
+
+
+def build_image(engine: Engine, recipe: BuildRecipe, server: WheelServer | None, log_path: Path | None,
                 force: bool = False, on_line: Callable[[str], None] | None = None,
                 on_start: Callable[[], None] | None = None) -> BuiltImage:
     """Build ``recipe`` unless an image with its tag exists. Writes the full build log to ``log_path``.
 
-    ``force`` rebuilds from scratch: no reuse of the tagged image, and none of the engine's layer cache.
+    Cells with the same tag (same wheels, same base) build once: a second one waits for the first and
+    reuses its image. ``force`` rebuilds from scratch: no reuse of an image from before this process,
+    and none of the engine's layer cache. The wheels are re-hashed before the build is given them.
     """
-    existing = None if force else engine.image_info(recipe.tag)
-    if existing is not None:
-        return BuiltImage(recipe.cell_id, recipe.tag, existing.id, existing.repo_digests, True, 0.0, None)
+    with _tag_locks_guard:
+        lock = _tag_locks.setdefault(recipe.tag, threading.Lock())
+    with lock:
+        existing = engine.image_info(recipe.tag)
+        if existing is not None and (not force or _built_here.get(recipe.tag) == existing.id):
+            return BuiltImage(recipe.cell_id, recipe.tag, existing.id, existing.repo_digests, True, 0.0, None)
+        built = _build(engine, recipe, server, log_path, force, on_line, on_start)
+        _built_here[recipe.tag] = built.image_id
+        return built
+
+
+def _build(engine: Engine, recipe: BuildRecipe, server: WheelServer | None, log_path: Path | None,
+           force: bool, on_line: Callable[[str], None] | None, on_start: Callable[[], None] | None) -> BuiltImage:
+    if server is None:
+        raise BuildError("internal: a build needs the wheel server, which is not running")
     if on_start is not None:
         on_start()
-    if server is not None:  # local locations served, remote indexes proxied through the wheel cache
-        pkg_args = server.build_args(recipe.sources, token=recipe.cell_id)
-    elif recipe.sources.needs_server():
-        raise BuildError("internal: this build needs the local package server, which is not running")
-    else:
-        pkg_args = direct_build_args(recipe.sources)
-    pkg_args["TORCH_REQUIREMENT"] = (server.url_for_file(recipe.sources.wheel) if recipe.sources.wheel and server
-                                     else recipe.torch_requirement)
+    wheels_url = server.publish(recipe.wheels)  # re-hashes every wheel first
     started = time.monotonic()
-    lines: list[str] = []
+    total = sum(w.size for w in recipe.wheels.wheels)
+    lines: list[str] = [f"gpumatrix: installing {recipe.torch_requirement} from {len(recipe.wheels.wheels)} "
+                        f"wheels ({total / 1e6:.1f} MB) in the host's wheelhouse, sha256-checked"]
 
     def log(line: str) -> None:
         line = _ANSI.sub("", line)
@@ -171,11 +186,11 @@ def build_image(engine: Engine, recipe: BuildRecipe, server: PackageServer | Non
             on_line(line)
 
     try:
-        image_id = engine.build(tar_context(recipe.files), recipe.tag, {**recipe.build_args, **pkg_args},
+        image_id = engine.build(tar_context(recipe.files), recipe.tag, {**recipe.build_args, "WHEELS_URL": wheels_url},
                                 recipe.labels, log, network_mode="host", nocache=force)
     except BuildError as err:
         err.log_path = str(log_path) if log_path else None
-        err.reason = explain_build_failure(lines, err.reason)
+        err.reason = explain_build_failure(lines[1:], err.reason)
         raise
     finally:
         if log_path is not None:

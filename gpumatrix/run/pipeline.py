@@ -39,7 +39,8 @@ from gpumatrix.run.schedule import Scheduler
 from gpumatrix.resources import probes_dir
 from gpumatrix.run.request import RunRequest
 from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
-from gpumatrix.images.sources import PackageServer, host_pip_settings
+from gpumatrix.images.serve import WheelServer
+from gpumatrix.images.wheelhouse import Wheelhouse
 
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "cpu": "CPU"}
 
@@ -184,7 +185,7 @@ class Runner:
         self.results = results
         self.echo = echo
         self.host = host or discover_host(engine.describe())
-        self.pip = host_pip_settings()
+        self.wheelhouse = Wheelhouse()  # the host's pip downloads every wheel once per host
         self._base_ids: dict[str, str | BuildError] = {}
         self._peaks: Path | None = None
         self._gates = Scheduler([], self.host)
@@ -203,24 +204,24 @@ class Runner:
             raise BuildError(value.reason)
         return value
 
-    def recipe(self, cell: Cell) -> BuildRecipe:
-        return render_build_context(cell, self.matrix, self.pip, self._base_id(cell.base.image))
+    def recipe(self, cell: Cell, log_path: Path | None = None) -> BuildRecipe:
+        return render_build_context(cell, self.matrix, self.wheelhouse, self._base_id(cell.base.image), log_path)
 
-    def build(self, cell: Cell, server: PackageServer | None, rebuild: bool = False,
+    def build(self, cell: Cell, server: WheelServer | None, rebuild: bool = False,
               echo: Callable[[str], None] | None = None) -> tuple[dict, float]:
         """Build (or reuse) the cell's image; return its description and the build seconds."""
         echo = echo or self.echo
-        recipe = self.recipe(cell)
         log_path = self.results.log_path(cell.id, "build")
+        recipe = self.recipe(cell, log_path)  # pip resolves and downloads the wheels; its output goes to the log
         built = build_image(self.engine, recipe, server, log_path, force=rebuild,
                             on_start=lambda: echo(f"building {recipe.tag} (log: {log_path})"))
         if built.reused:
             echo(f"reusing {built.tag} (unchanged inputs)")
         image = {"tag": built.tag, "id": built.image_id, "repo_digests": list(built.repo_digests),
                  "reused": built.reused, "inputs_hash": recipe.inputs_hash}
-        if server is not None and not built.reused:
-            # Bytes this build's pip fetched from upstream vs served from the host's wheel cache.
-            image["downloads"] = server.traffic(cell.id)
+        if not built.reused:
+            # Bytes this cell's wheels cost: fetched into the host's wheelhouse now vs already there.
+            image["downloads"] = recipe.downloads
         return image, built.build_s
 
     @property
@@ -279,7 +280,7 @@ class Runner:
             self._gates = Scheduler(runnable, self.host, jobs=jobs)
             server = None
             if runnable and build and not self.pull_from:
-                server = stack.enter_context(PackageServer())
+                server = stack.enter_context(WheelServer(self.wheelhouse))
             finished: queue.Queue[CellResult] = queue.Queue()
             try:
                 for item in planned:
@@ -362,7 +363,7 @@ class Runner:
             self.echo(f"removed {len(removed)} stale probe containers left by earlier runs")
         return removed
 
-    def _run_cell_guarded(self, cell: Cell, server: PackageServer | None, **kwargs: Any) -> CellResult:
+    def _run_cell_guarded(self, cell: Cell, server: WheelServer | None, **kwargs: Any) -> CellResult:
         """A cell's failure is its result: engine trouble or a bug here must not end the run."""
         try:
             return self._run_cell(cell, server, **kwargs)
@@ -378,7 +379,7 @@ class Runner:
             result.diagnosis = {"cause": "unknown", "remedy": "report this as a gpumatrix bug", "evidence": detail}
             return result
 
-    def _run_cell(self, cell: Cell, server: PackageServer | None, *, build: bool, probe: bool, rebuild: bool,
+    def _run_cell(self, cell: Cell, server: WheelServer | None, *, build: bool, probe: bool, rebuild: bool,
                   quick: bool, perf: bool | None) -> CellResult:
         timings: dict[str, float] = {}
         result = _base_result(cell, "pass", None, self.host)

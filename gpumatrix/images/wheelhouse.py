@@ -1,0 +1,396 @@
+"""The host's wheelhouse: pip itself downloads each build's wheels, once per host, into one folder.
+
+A build never talks to a package index. Before it starts, the host's own pip resolves the cell's torch
+for the image's Python and platform and downloads every wheel into the cache folder
+(``pip download --only-binary=:all: --python-version … --platform … -d FOLDER``), so the host's pip
+configuration, proxies, CA bundles, credentials and index hashes apply exactly as for any pip command
+on the host. pip skips files already in the folder, so each wheel crosses the network once per host.
+The build then installs ``torch==X`` with ``--no-index`` from a page listing exactly the wheels of
+that resolution (see :mod:`gpumatrix.images.serve`), and the image's tag hashes those wheels' bytes.
+
+The folder: ``$GPUMATRIX_CACHE_DIR/wheels`` if set, else ``wheels`` in platformdirs' user cache
+folder for "gpumatrix" (``~/.cache/gpumatrix/wheels`` on Linux).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import re
+import stat
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import platformdirs
+
+from gpumatrix.errors import BuildError
+from gpumatrix.fsutil import write_text_atomic
+
+CACHE_ENV = "GPUMATRIX_CACHE_DIR"
+RESOLVE_TTL_ENV = "GPUMATRIX_RESOLVE_TTL_S"
+# How long a resolution (which files `torch==X` needs) is reused before pip is asked again. PyPI's
+# own index pages are cacheable for 10 minutes, so pip itself sees no newer dependency sooner.
+DEFAULT_RESOLVE_TTL_S = 600.0
+PIP_TIMEOUT_S = 4 * 3600  # a cold CUDA torch is ~3 GB
+# torch's own Linux wheels need glibc >= 2.28, so any base that runs torch accepts manylinux up to 2_28.
+MANYLINUX_MAX_GLIBC_MINOR = 28
+PACKAGE_SUFFIXES = (".whl",)
+
+_SAVED = re.compile(r"^\s*Saved (.+)$")
+_ALREADY = re.compile(r"^\s*File was already downloaded (.+)$")
+_PROCESSING = re.compile(r"^\s*Processing (/\S+?\.whl)(?: \(from .*\))?$")
+_DOWNLOADED = re.compile(r"^Successfully downloaded (.+)$")
+_WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
+
+
+def cache_root() -> Path:
+    """``$GPUMATRIX_CACHE_DIR``, else platformdirs' user cache folder for gpumatrix."""
+    return Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_path("gpumatrix"))
+
+
+def redact(text: str) -> str:
+    """``https://user:TOKEN@host`` → ``https://user:****@host`` in any text we print or store."""
+    return re.sub(r"(?<=://)([^/@\s:]+):([^/@\s]+)@", r"\1:****@", text)
+
+
+def platform_tags(arch: str | None = None) -> list[str]:
+    """The ``--platform`` tags a Linux image of ``arch`` accepts (pip does not expand manylinux ranges)."""
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(arch or platform.machine(), arch or platform.machine())
+    tags = [f"manylinux_2_{minor}_{arch}" for minor in range(MANYLINUX_MAX_GLIBC_MINOR, 4, -1)]
+    return tags + [f"manylinux2014_{arch}", f"manylinux2010_{arch}", f"manylinux1_{arch}", f"linux_{arch}"]
+
+
+@dataclass(frozen=True)
+class WheelRequest:
+    """What to resolve: a requirement (``torch==2.13.0+cpu`` or a local wheel's path) for one Python
+    and platform, with the matrix's package locations on top of the host's pip configuration."""
+
+    requirement: str
+    python: str
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    ca_bundle: str | None = None
+    arch: str | None = None
+
+    def pip_args(self) -> list[str]:
+        """``pip download`` arguments after ``-d FOLDER`` (an argv list: nothing here reaches a shell)."""
+        py = self.python.replace(".", "")
+        args = ["--only-binary=:all:", "--python-version", self.python, "--implementation", "cp",
+                "--abi", f"cp{py}"]  # abi3 and pure-Python wheels are accepted too
+        for tag in platform_tags(self.arch):
+            args += ["--platform", tag]
+        for url in self.extra_index_urls:
+            args += ["--extra-index-url", url]
+        for loc in self.find_links:
+            args += ["--find-links", loc]
+        if self.ca_bundle:
+            args += ["--cert", self.ca_bundle]
+        return args + ["--no-input", "--progress-bar", "off", "--disable-pip-version-check", self.requirement]
+
+    def key(self) -> str:
+        """Identifies a resolution on this host (the local wheel's bytes count, not just its path)."""
+        local = Path(self.requirement)
+        fields = {"req": self.requirement, "py": self.python, "idx": list(self.extra_index_urls),
+                  "links": list(self.find_links), "ca": self.ca_bundle, "arch": self.arch,
+                  "local": file_sha256(local) if local.is_absolute() and local.is_file() else None}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Wheel:
+    name: str
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class ResolvedWheels:
+    """The exact wheels a build installs, and what resolving them cost."""
+
+    key: str
+    wheels: tuple[Wheel, ...]  # sorted by name
+    fetched_bytes: int = 0  # saved into the wheelhouse by this resolution (downloaded or copied once)
+    reused_bytes: int = 0  # already there
+    fetched_files: int = 0
+    request: WheelRequest | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def torch(self) -> Wheel:
+        found = [w for w in self.wheels if w.name.startswith("torch-")]
+        if len(found) != 1:
+            raise BuildError(f"the resolution holds {len(found)} torch wheels: {[w.name for w in found]}")
+        return found[0]
+
+    @property
+    def torch_requirement(self) -> str:
+        """``torch==VERSION`` of the resolved wheel: a release and the same file given as a local wheel
+        install the same way, so they build one image."""
+        match = _WHEEL_NAME.match(self.torch.name)
+        assert match, self.torch.name
+        return f"torch=={match.group('version')}"
+
+    def describe(self) -> list[list[str]]:
+        """The content-hash input: names and sha256 of every wheel (no URLs, no paths)."""
+        return [[w.name, w.sha256] for w in self.wheels]
+
+    def downloads(self) -> dict[str, int]:
+        """``upstream_bytes``: saved into the wheelhouse by this resolution (downloaded, or copied from a
+        local folder); ``cache_bytes``: found there already; ``files``: wheels the build installs from;
+        ``fetched_files``: how many of them were saved now."""
+        return {"upstream_bytes": self.fetched_bytes, "cache_bytes": self.reused_bytes,
+                "files": len(self.wheels), "fetched_files": self.fetched_files}
+
+
+_sha_cache: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, cached by (path, size, mtime) for the life of the process."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _sha_cache:
+        _sha_cache[key] = _hash_file(path)
+    return _sha_cache[key]
+
+
+def _hash_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Wheelhouse:
+    """The cache folder and the pip that fills it. Thread-safe; pip runs one at a time per host."""
+
+    def __init__(self, root: Path | None = None, pip: Sequence[str] | None = None,
+                 resolve_ttl_s: float | None = None):
+        self.root = Path(root) if root is not None else cache_root()
+        self.folder = self.root / "wheels"  # only wheels: this is the folder builds are served
+        self._hashes = self.root / "sha256"  # one record per wheel: size, mtime, sha256 when it was saved
+        self._resolves = self.root / "resolves"
+        self.pip = list(pip) if pip is not None else [sys.executable, "-m", "pip"]
+        ttl = os.environ.get(RESOLVE_TTL_ENV) if resolve_ttl_s is None else resolve_ttl_s
+        self.resolve_ttl_s = float(ttl) if ttl not in (None, "") else DEFAULT_RESOLVE_TTL_S
+        self._memo: dict[str, ResolvedWheels | BuildError] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._verified: set[tuple[str, str, int, int]] = set()
+
+    # -- resolving ------------------------------------------------------------
+    def resolve(self, request: WheelRequest, log_path: Path | None = None) -> ResolvedWheels:
+        """The wheels ``request`` installs, downloaded into :attr:`folder` if they are not there yet.
+
+        Within one process a request is resolved once; across runs a resolution younger than the TTL
+        is reused when all its wheels are still there unchanged. pip's output goes to ``log_path``;
+        a failure raises :class:`BuildError` with pip's telling line."""
+        key = request.key()
+        with self._lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            first = self._memo.get(key)
+            if isinstance(first, BuildError):  # the same request fails the same way within a run
+                raise BuildError(first.reason, first.log_tail)
+            if first is not None:  # later cells of a run get these bytes from the wheelhouse
+                return replace(first, fetched_bytes=0, reused_bytes=sum(w.size for w in first.wheels),
+                               fetched_files=0)
+            try:
+                resolved = self._recent(key) or self._download(request, key, log_path)
+            except BuildError as err:
+                self._memo[key] = err
+                raise
+            resolved = replace(resolved, request=request)
+            self._memo[key] = resolved
+            return resolved
+
+    def _recent(self, key: str) -> ResolvedWheels | None:
+        try:
+            data = json.loads((self._resolves / f"{key}.json").read_text(encoding="utf-8"))
+            if time.time() - float(data["at"]) > self.resolve_ttl_s:
+                return None
+            wheels = tuple(Wheel(str(n), str(s), int(z)) for n, s, z in data["wheels"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if not wheels or any(self._recorded(w.name) != w.sha256 for w in wheels):
+            return None
+        return ResolvedWheels(key, wheels, 0, sum(w.size for w in wheels), 0)
+
+    def _recorded(self, name: str) -> str | None:
+        """The sha256 recorded when ``name`` was saved, if the file is still that size and mtime."""
+        try:
+            rec = json.loads((self._hashes / f"{name}.json").read_text(encoding="utf-8"))
+            st = (self.folder / name).stat()
+        except (OSError, ValueError):
+            return None
+        if rec.get("size") != st.st_size or rec.get("mtime_ns") != st.st_mtime_ns:
+            return None
+        return str(rec.get("sha256"))
+
+    def _record(self, name: str) -> Wheel:
+        path = self.folder / name
+        st = path.stat()
+        sha = _hash_file(path)
+        self._hashes.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self._hashes / f"{name}.json",
+                          json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha}) + "\n")
+        return Wheel(name, sha, st.st_size)
+
+    def forget(self, name: str) -> None:
+        """Remove a wheel and its record (it will be fetched again)."""
+        (self.folder / name).unlink(missing_ok=True)
+        (self._hashes / f"{name}.json").unlink(missing_ok=True)
+
+    @contextmanager
+    def _host_lock(self) -> Iterator[None]:
+        """One pip at a time per wheelhouse, across processes: pip copies into place non-atomically."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _download(self, request: WheelRequest, key: str, log_path: Path | None) -> ResolvedWheels:
+        with self._host_lock():
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for attempt in (1, 2):
+                saved, already, sources, output = self._run_pip(request, log_path)
+                # A file pip found in place is ours only if we recorded it and it is unchanged, and,
+                # when it came from a local folder, if it still has that file's bytes. Anything else
+                # (a truncated copy, a wheel rebuilt under the same name) is removed and fetched again.
+                stale = [n for n in already if self._recorded(n) is None
+                         or (n in sources and file_sha256(sources[n]) != self._recorded(n))]
+                if not stale:
+                    break
+                if attempt == 2:
+                    raise BuildError(f"the wheelhouse {self.folder} keeps unverifiable copies of "
+                                     f"{', '.join(stale)}", log_tail=output[-4000:])
+                for name in stale:
+                    self.forget(name)
+            fetched = [self._record(n) for n in saved]
+            reused = [Wheel(n, str(self._recorded(n)), (self.folder / n).stat().st_size) for n in already]
+        wheels = tuple(sorted(fetched + reused, key=lambda w: w.name))
+        resolved = ResolvedWheels(key, wheels, sum(w.size for w in fetched), sum(w.size for w in reused),
+                                  len(fetched))
+        resolved.torch  # noqa: B018 - exactly one torch wheel, or a clear error now
+        self._resolves.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self._resolves / f"{key}.json",
+                          json.dumps({"at": time.time(), "wheels": [[w.name, w.sha256, w.size] for w in wheels]})
+                          + "\n")
+        return resolved
+
+    def _run_pip(self, request: WheelRequest, log_path: Path | None
+                 ) -> tuple[list[str], list[str], dict[str, Path], str]:
+        argv = self.pip + ["download", "-d", str(self.folder)] + request.pip_args()
+        try:
+            proc = subprocess.run(argv, cwd=self.root, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=PIP_TIMEOUT_S, check=False)
+            output = proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as err:
+            proc, output = None, f"pip download did not finish within {PIP_TIMEOUT_S} s\n{err.stdout or ''}"
+        output = redact(output)
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(log_path, f"$ {redact(' '.join(argv))}\n{output}")
+        if proc is None or proc.returncode != 0:
+            raise BuildError(_telling_line(output) or f"pip download failed for {redact(request.requirement)}",
+                             log_tail=output[-4000:], log_path=str(log_path) if log_path else None)
+        saved, already, sources = [], [], {}
+        source: Path | None = None
+        for line in output.splitlines():
+            if m := _PROCESSING.match(line):
+                source = Path(m.group(1))
+            elif m := _SAVED.match(line):
+                saved.append(Path(m.group(1)).name)
+            elif m := _ALREADY.match(line):
+                name = Path(m.group(1)).name
+                already.append(name)
+                if source is not None and source.name == name:
+                    sources[name] = source
+        names = next((m.group(1).split() for line in output.splitlines() if (m := _DOWNLOADED.match(line))), [])
+        files = list(dict.fromkeys(saved + already))
+        if not files or len(files) != len(names) or any(not n.endswith(PACKAGE_SUFFIXES) for n in files):
+            raise BuildError(f"could not tell which files pip downloaded for {redact(request.requirement)} "
+                             f"(pip said: {names})", log_tail=output[-4000:])
+        return saved, [n for n in already if n not in saved], sources, output
+
+    # -- using ----------------------------------------------------------------
+    def verify(self, resolved: ResolvedWheels) -> list[str]:
+        """Re-hash every wheel before a build is given it. A corrupted or truncated one is removed and
+        fetched again with pip; :class:`BuildError` if the fresh copy is not the file the tag was
+        computed for. Returns the names that were fetched again."""
+        with self._lock:
+            lock = self._locks.setdefault(resolved.key, threading.Lock())
+        with lock:
+            return self._verify(resolved)
+
+    def _verify(self, resolved: ResolvedWheels) -> list[str]:
+        bad = [w for w in resolved.wheels if not self._intact(w)]
+        if not bad:
+            return []
+        for w in bad:
+            self.forget(w.name)
+        (self._resolves / f"{resolved.key}.json").unlink(missing_ok=True)
+        names = ", ".join(w.name for w in bad)
+        if resolved.request is None:
+            raise BuildError(f"corrupted in the wheelhouse, removed: {names}")
+        fresh = self._download(resolved.request, resolved.key, None)
+        if fresh.describe() != resolved.describe():
+            raise BuildError(f"{names} in the wheelhouse were corrupted, and fetching them again gave other "
+                             f"files than this image's tag was computed for; run again")
+        return [w.name for w in bad]
+
+    def _intact(self, wheel: Wheel) -> bool:
+        """The file hashes to ``wheel.sha256`` (hashed once per process while its size and mtime stay)."""
+        path = self.folder / wheel.name
+        try:
+            st = path.lstat()
+            if not stat.S_ISREG(st.st_mode):  # a symlink in the wheelhouse is never ours
+                return False
+            seen = (wheel.name, wheel.sha256, st.st_size, st.st_mtime_ns)
+            if seen in self._verified:
+                return True
+            ok = st.st_size == wheel.size and _hash_file(path) == wheel.sha256
+        except OSError:
+            return False
+        if ok:
+            self._verified.add(seen)
+        return ok
+
+
+def _telling_line(output: str) -> str | None:
+    hits = [line.strip().removeprefix("ERROR: ") for line in output.splitlines() if line.startswith("ERROR: ")]
+    return hits[-1] if hits else None
+
+
+def request_for(requirement: str, python: str, index_url_template: str | None, variant: str,
+                wheelhouse: Sequence[Path], ca_bundle: Path | None, arch: str | None = None) -> WheelRequest:
+    """A cell's request: the matrix's torch index (``{variant}`` filled in) as an extra index on top of
+    the host's pip settings, its ``wheelhouse:`` folders as find-links, its CA bundle for pip."""
+    extra = (index_url_template.replace("{variant}", variant),) if index_url_template else ()
+    for url in extra:
+        _refuse_plain_http(url)
+    return WheelRequest(requirement=requirement, python=python, extra_index_urls=extra,
+                        find_links=tuple(str(p) for p in wheelhouse),
+                        ca_bundle=str(ca_bundle) if ca_bundle else None, arch=arch)
+
+
+def _refuse_plain_http(url: str) -> None:
+    """An index the matrix names must be https (or file://, or http on loopback): over plain http its
+    credentials travel in clear and its pages can be rewritten on the way."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "http" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        raise BuildError(f"refusing index_url {redact(url)}: plain http (use https)")
+

@@ -1,0 +1,166 @@
+"""The wheelhouse: the real pip downloads into it, once per host; corruption is caught; credentials stay
+with their host. The upstream is a real PEP 503 index on 127.0.0.1 that records every request."""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+
+from _wheels import IndexServer, make_wheel, pip_env, sha256
+from gpumatrix.errors import BuildError
+from gpumatrix.images.wheelhouse import Wheelhouse, cache_root, platform_tags, redact, request_for
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch):
+    idx = IndexServer()
+    src = tmp_path / "src"
+    for wheel in (make_wheel(src, "torch", "9.9.9+cpu", requires=("gmtestdep>=1",)),
+                  make_wheel(src, "gmtestdep", "1.0", payload="x = 1\n" * 50_000)):
+        idx.add(wheel)
+    pip_env(monkeypatch, f"{idx.url}/simple")
+    yield idx
+    idx.close()
+
+
+def request(requirement="torch==9.9.9+cpu", **kw):
+    return request_for(requirement, "3.11", None, "cpu", [], None, **kw)
+
+
+def test_cache_folder_from_platformdirs_or_env(monkeypatch, tmp_path):
+    monkeypatch.delenv("GPUMATRIX_CACHE_DIR", raising=False)
+    import platformdirs
+    assert cache_root() == Path(platformdirs.user_cache_dir("gpumatrix"))
+    monkeypatch.setenv("GPUMATRIX_CACHE_DIR", str(tmp_path))
+    assert Wheelhouse().folder == tmp_path / "wheels"
+
+
+def test_pip_download_argv_targets_the_image():
+    args = request(arch="x86_64").pip_args()
+    assert args[:2] == ["--only-binary=:all:", "--python-version"] and "3.11" in args
+    assert args[2:7] == ["3.11", "--implementation", "cp", "--abi", "cp311"]
+    plats = [args[i + 1] for i, a in enumerate(args) if a == "--platform"]
+    assert plats == platform_tags("x86_64") and "manylinux_2_28_x86_64" in plats and "manylinux2014_x86_64" in plats
+    assert "manylinux_2_29_x86_64" not in plats  # torch itself needs glibc 2.28; nothing newer is assumed
+    assert args[-1] == "torch==9.9.9+cpu"
+    r = request_for("torch==1+cu130", "3.12", "https://download.pytorch.org/whl/{variant}", "cu130",
+                    [Path("/wh")], Path("/ca.pem"))
+    assert r.pip_args()[-11:] == ["--extra-index-url", "https://download.pytorch.org/whl/cu130", "--find-links",
+                                  "/wh", "--cert", "/ca.pem", "--no-input", "--progress-bar", "off",
+                                  "--disable-pip-version-check", "torch==1+cu130"]
+
+
+def test_each_wheel_is_downloaded_once_per_host(index, tmp_path):
+    root = tmp_path / "cache"
+    first = Wheelhouse(root, resolve_ttl_s=0).resolve(request(), tmp_path / "log1")
+    assert [w.name for w in first.wheels] == ["gmtestdep-1.0-py3-none-any.whl", "torch-9.9.9+cpu-py3-none-any.whl"]
+    assert first.torch_requirement == "torch==9.9.9+cpu"
+    assert first.downloads()["fetched_files"] == 2 and first.fetched_bytes > 0 and first.reused_bytes == 0
+    assert {w.sha256 for w in first.wheels} == {sha256(root / "wheels" / w.name) for w in first.wheels}
+    # Another run (another process, the resolution expired): pip asks the index, downloads nothing.
+    again = Wheelhouse(root, resolve_ttl_s=0).resolve(request(), tmp_path / "log2")
+    assert again.wheels == first.wheels and again.fetched_bytes == 0 and again.reused_bytes == first.fetched_bytes
+    assert index.hits("torch-9.9.9+cpu-py3-none-any.whl") == 1 and index.hits("gmtestdep-1.0-py3-none-any.whl") == 1
+    assert "File was already downloaded" in (tmp_path / "log2").read_text()
+    # Within the TTL the resolution itself is reused: pip is not even started.
+    before = len(index.requests)
+    Wheelhouse(root).resolve(request())
+    assert len(index.requests) == before
+    assert sorted(p.name for p in (root / "wheels").iterdir()) == [w.name for w in first.wheels]  # only wheels
+
+
+def test_a_new_upstream_dependency_is_a_new_resolution(index, tmp_path):
+    root = tmp_path / "cache"
+    first = Wheelhouse(root, resolve_ttl_s=0).resolve(request())
+    index.add(make_wheel(tmp_path / "src2", "gmtestdep", "1.1"))
+    second = Wheelhouse(root, resolve_ttl_s=0).resolve(request())
+    assert "gmtestdep-1.1-py3-none-any.whl" in [w.name for w in second.wheels]
+    assert second.describe() != first.describe() and second.fetched_files == 1
+
+
+def test_truncated_wheel_is_detected_and_fetched_again(index, tmp_path):
+    root = tmp_path / "cache"
+    good = Wheelhouse(root, resolve_ttl_s=0).resolve(request())
+    dep = root / "wheels" / "gmtestdep-1.0-py3-none-any.whl"
+    original = sha256(dep)
+    with open(dep, "r+b") as f:  # a killed copy / full disk: a short file under the right name
+        f.truncate(1000)
+    again = Wheelhouse(root, resolve_ttl_s=0).resolve(request())
+    assert sha256(dep) == original and again.wheels == good.wheels
+    assert index.hits(dep.name) == 2  # fetched again, not served forever
+
+
+def test_same_size_corruption_is_caught_on_use(index, tmp_path):
+    root = tmp_path / "cache"
+    wh = Wheelhouse(root)
+    resolved = wh.resolve(request())
+    dep = root / "wheels" / "gmtestdep-1.0-py3-none-any.whl"
+    st = dep.stat()
+    data = bytearray(dep.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte, size and mtime kept: only a hash can tell
+    dep.write_bytes(bytes(data))
+    os.utime(dep, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert Wheelhouse(root).resolve(request()).wheels == resolved.wheels  # cheap checks pass...
+    assert wh.verify(resolved) == [dep.name]  # ...the hash on use does not: removed and fetched again
+    assert sha256(dep) == dict((w.name, w.sha256) for w in resolved.wheels)[dep.name]
+    assert index.hits(dep.name) == 2 and wh.verify(resolved) == []
+
+
+def test_local_wheel_rebuilt_under_the_same_name_is_picked_up(tmp_path, monkeypatch):
+    pip_env(monkeypatch)  # no index at all: everything from the local folder
+    src = tmp_path / "mine"
+    wheel = make_wheel(src, "torch", "9.9.9a0+rocm6.4", payload="one")
+    root = tmp_path / "cache"
+    one = Wheelhouse(root, resolve_ttl_s=0).resolve(request(str(wheel)))
+    make_wheel(src, "torch", "9.9.9a0+rocm6.4", payload="two, rebuilt")
+    two = Wheelhouse(root, resolve_ttl_s=0).resolve(request(str(wheel)))
+    assert one.torch.sha256 != two.torch.sha256 == sha256(wheel)
+    assert two.torch_requirement == "torch==9.9.9a0+rocm6.4"
+
+
+def test_pip_failure_is_a_build_error_with_the_telling_line(index, tmp_path):
+    log = tmp_path / "cell.build.log"
+    with pytest.raises(BuildError) as info:
+        Wheelhouse(tmp_path / "cache").resolve(request("torch==9.9.8+cpu"), log)
+    assert info.value.reason == "No matching distribution found for torch==9.9.8+cpu"
+    assert "No matching distribution found" in log.read_text() and "pip download" in log.read_text()
+
+
+def test_credentials_go_only_to_their_own_host(tmp_path, monkeypatch):
+    """An index with credentials whose pages link to files on another host: pip (on the host) sends the
+    credentials to the index only, and nothing gpumatrix writes holds them."""
+    files = IndexServer()
+    idx = IndexServer(auth="user:TOKEN123")
+    idx.file_host = files
+    try:
+        for wheel in (make_wheel(tmp_path / "src", "torch", "9.9.9+cpu", requires=("gmtestdep",)),
+                      make_wheel(tmp_path / "src", "gmtestdep", "1.0")):
+            idx.add(wheel)
+        pip_env(monkeypatch, f"http://user:TOKEN123@127.0.0.1:{idx.port}/simple")
+        log = tmp_path / "log"
+        root = tmp_path / "cache"
+        resolved = Wheelhouse(root).resolve(request(), log)
+        assert len(resolved.wheels) == 2
+        token = "Basic " + base64.b64encode(b"user:TOKEN123").decode()
+        assert idx.requests and all(auth == token for _, auth in idx.requests if _ != "/")
+        assert files.hits("torch-9.9.9+cpu-py3-none-any.whl") == 1
+        assert all(auth is None for _, auth in files.requests)  # never sent to the file host
+        for path in [log, *root.rglob("*.json")]:
+            assert "TOKEN123" not in path.read_text(errors="replace"), path
+    finally:
+        files.close()
+        idx.close()
+
+
+def test_plain_http_index_in_the_matrix_is_refused():
+    with pytest.raises(BuildError, match="plain http"):
+        request_for("torch==1", "3.11", "http://user:TOKEN@mirror.example/{variant}", "cpu", [], None)
+    try:
+        request_for("torch==1", "3.11", "http://user:TOKEN@mirror.example/{variant}", "cpu", [], None)
+    except BuildError as err:
+        assert "TOKEN" not in str(err)
+    request_for("torch==1", "3.11", "http://127.0.0.1:8080/{variant}", "cpu", [], None)  # loopback is fine
+    assert redact("see https://u:s3cr3t@h/simple and http://x@y/") == "see https://u:****@h/simple and http://x@y/"
