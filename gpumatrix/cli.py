@@ -22,7 +22,7 @@ from gpumatrix.report.formats import FORMATS, render_results
 from gpumatrix.results.merge import load_sources
 from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.run.pipeline import Runner
-from gpumatrix.run.request import RunRequest
+from gpumatrix.run.request import RunRequest, resumed
 from gpumatrix.results.store import ResultsDir
 
 CELL_LABEL = f"{LABEL_NS}.cell"
@@ -117,6 +117,11 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> st
     """
     request = request.checked()
     _check_format(request.fmt)
+    if request.resume:
+        summary = ResultsDir(request.results_path).load_summary()
+        if not summary.readable or summary.state == "unknown":
+            raise UsageError("--resume", f"nothing can be resumed: {summary.problem}; start a run without --resume")
+        request = resumed(request, summary.data.get("request"))
     matrix, _, cells = _selected(request.matrix_path, request.only)
     matrix = with_nvidia_mode(matrix, request.nvidia_mode)
     cells = select_shard(cells, request.shard)

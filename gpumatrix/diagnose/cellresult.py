@@ -100,3 +100,15 @@ def facts_from_cell_result(document: Mapping[str, Any], extra: Mapping[str, Any]
 
     facts.update(dict(extra or {}))
     return {name: value for name, value in facts.items() if name in FACTS and FACTS[name].accepts(value)}
+
+
+def failure_text_of_cell(document: Mapping[str, Any]) -> str:
+    """The failure text a cell result holds: its reason and its failed probes' errors (never its old diagnosis)."""
+    parts = [str(document.get("reason") or "")]
+    for probe in ((document.get("probes") or {}).get("probes") or []):
+        if isinstance(probe, dict) and probe.get("status") in FAILING_STATUSES:
+            details = probe.get("details") if isinstance(probe.get("details"), dict) else {}
+            for key in ("error", "stderr_tail", "traceback"):
+                if isinstance(details.get(key), str):
+                    parts.append(details[key][-4000:])
+    return "\n".join(p for p in parts if p)

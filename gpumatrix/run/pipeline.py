@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import threading
@@ -26,18 +27,20 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from gpumatrix import __version__
 from gpumatrix.config.matrix import Cell, Matrix, RunOptions
-from gpumatrix.diagnose import diagnose
+from gpumatrix.diagnose import diagnose, facts_from_cell_result, failure_text_of_cell
 from gpumatrix.run.preflight import preflight_cell
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
-from gpumatrix.errors import BuildError, ResultsLocked
+from gpumatrix.errors import BuildError, ResultsLocked, UsageError
 from gpumatrix.host import HostInfo, discover_host
+from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
 from gpumatrix.run.pull import pull_cell_image
 from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
+from gpumatrix.results.status import VERDICT
 from gpumatrix.results.store import CellResult, ResultsDir
 from gpumatrix.run.schedule import Scheduler
 from gpumatrix.resources import probes_dir
-from gpumatrix.run.request import RunRequest
+from gpumatrix.run.request import RunRequest, remembered
 from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
 from gpumatrix.images.serve import WheelServer
 from gpumatrix.images.wheelhouse import Wheelhouse
@@ -103,6 +106,13 @@ def _pid_alive(pid: str | None) -> bool:
         return True
 
 
+class ResumeImpossible(UsageError):
+    """``--resume`` on a results folder whose last run cannot be known (missing, corrupt or odd summary)."""
+
+    def __init__(self, message: str):
+        super().__init__("--resume", message)
+
+
 class _Stopped(Exception):
     """The run was interrupted: a cell thread stops before starting new work (nothing is recorded)."""
 
@@ -132,37 +142,15 @@ def results_lock(results: ResultsDir) -> Iterator[None]:
         os.close(fd)
 
 
-def diagnosis_facts(cell: Cell, host: HostInfo, doc: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The facts the diagnosis rules read, from the host and the probe document (facts beat text)."""
-    facts: dict[str, Any] = {"vendor": cell.vendor,
-                             "host_gpu_vendors": sorted({g.vendor for g in host.gpus}),
-                             "host_driver_version": host.nvidia_driver or host.amd_driver,
-                             "dev_kfd_present": host.dev_kfd}
-    if doc:
-        torch_facts = (doc.get("facts") or {}).get("torch") or {}
-        devices = (doc.get("facts") or {}).get("devices") or []
-        facts.update({"torch_cuda": torch_facts.get("cuda"), "torch_hip": torch_facts.get("hip"),
-                      "torch_arch_list": torch_facts.get("arch_list") or []})
-        if devices and isinstance(devices[0], dict) and devices[0].get("arch"):
-            facts["device_arch"] = devices[0]["arch"]
-        facts["probe_failures"] = [
-            {k: p.get(k) for k in ("id", "layer", "status", "message")}
-            for p in doc.get("probes") or [] if p.get("status") in ("fail", "error", "timeout", "crash")]
-    elif host.gpus:
-        facts["device_arch"] = next((g.arch for g in host.gpus if g.vendor == cell.vendor and g.arch), None)
-    return {k: v for k, v in facts.items() if v is not None}
+def diagnose_result(result: CellResult, text: str = "") -> dict[str, Any]:
+    """The diagnosis of a cell that did not pass, from everything the run knows about it.
 
-
-def _failure_text(doc: Mapping[str, Any] | None) -> str:
-    lines = []
-    for p in (doc or {}).get("probes") or []:
-        if p.get("status") in ("fail", "error", "timeout", "crash"):
-            lines.append(f"{p.get('id')}: {p.get('message')}")
-            details = p.get("details") or {}
-            for key in ("error", "stderr_tail", "traceback"):
-                if isinstance(details.get(key), str):
-                    lines.append(details[key][-4000:])
-    return "\n".join(lines)
+    Facts come from the result itself (host fingerprint, the probes' facts inside the container, the
+    cell's variant): :func:`gpumatrix.diagnose.facts_from_cell_result` is the one place that reads them.
+    """
+    document = result.to_dict()
+    failure = "\n".join(p for p in (text, failure_text_of_cell(document)) if p)
+    return diagnose(failure, facts_from_cell_result(document)).to_dict()
 
 
 def _base_result(cell: Cell, status: str, reason: str | None, host: HostInfo) -> CellResult:
@@ -254,14 +242,15 @@ class Runner:
         build, probe, force, rebuild, quick, perf, resume, jobs = (
             r.build, r.probe, r.force, r.rebuild, r.quick, r.perf, r.resume, r.jobs)
         with results_lock(self.results), _terminate_as_interrupt(), ExitStack() as stack:
-            previous = self.results.read_summary() if resume else None
+            previous = self.results.load_summary() if resume else None
             done: dict[str, str] = {}
-            if resume:
-                if not previous or previous.get("state") == "complete":
+            if previous is not None:
+                if previous.complete:
                     self.echo(f"nothing to resume in {self.results.path}: its last run completed")
-                    return previous or {}
-                done = {k: v for k, v in (previous.get("cells") or {}).items()
-                        if self.results.cell_path(k).is_file()}
+                    return dict(previous.data)
+                if previous.state not in ("running", "interrupted"):
+                    raise ResumeImpossible(f"cannot resume: {previous.problem}; start a run without --resume")
+                done = {k: v for k, v in previous.cells.items() if self.results.cell_path(k).is_file()}
                 self.echo(f"resuming: {len(done)} cells already done, "
                           f"{len([c for c in cells if c.id not in done])} to go")
             self.sweep_stale_containers()
@@ -269,7 +258,8 @@ class Runner:
                        if p.cell.id not in done]
             summary = {
                 "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
-                "run_id": (previous or {}).get("run_id") if resume else SESSION_ID,
+                "run_id": previous.data.get("run_id") if previous is not None else SESSION_ID,
+                "request": remembered(self.request),
                 "host": self.host.fingerprint(),
                 "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "state": "running", "cells": dict(done), "not_done": [p.cell.id for p in planned],
@@ -300,14 +290,21 @@ class Runner:
                     summary["not_done"].remove(result.cell_id)
                     self.results.write_summary(summary)
                 summary["state"] = "complete"
-            except KeyboardInterrupt:
+            except BaseException as err:
+                # Ctrl-C, SIGTERM, or anything unforeseen: the run ends here, but never leaves its
+                # containers behind or a summary that claims it is still running.
                 summary["state"] = "interrupted"
                 self._stopping.set()  # cell threads start no new build or container from here on
-                removed = self.remove_session_containers()
-                time.sleep(1.0)  # a thread past its check may still be creating one: sweep again
-                removed += self.remove_session_containers()
-                self.echo(f"interrupted: removed {removed} running probe containers; {len(summary['not_done'])} "
-                          f"cells not done; 'invoke matrix --resume' continues with them")
+                try:
+                    removed = self.remove_session_containers()
+                    time.sleep(1.0)  # a thread past its check may still be creating one: sweep again
+                    removed += self.remove_session_containers()
+                except Exception as cleanup_err:  # noqa: BLE001 - the original error is the one to report
+                    removed = 0
+                    self.echo(f"could not remove this run's probe containers: {cleanup_err}")
+                why = "interrupted" if isinstance(err, KeyboardInterrupt) else f"stopped by an error ({err!r})"
+                self.echo(f"{why}: removed {removed} running probe containers; {len(summary['not_done'])} "
+                          f"cells not done; 'gpumatrix matrix --resume' continues with them")
                 raise
             finally:
                 summary["duration_s"] = round(time.monotonic() - started, 3)
@@ -328,7 +325,7 @@ class Runner:
             saved = CellResult.from_dict(json.loads(self.results.cell_path(cell.id).read_text(encoding="utf-8")))
         except (OSError, ValueError, TypeError):
             return None
-        return saved if saved.probe_key == key and saved.status in ("pass", "fail") else None
+        return saved if saved.probe_key == key and saved.status in VERDICT else None
 
     def _ready_to_start(self) -> None:
         """Called with a build or probe slot in hand, just before the work starts: stop if the run is
@@ -385,7 +382,13 @@ class Runner:
         result = _base_result(cell, "pass", None, self.host)
         echo = lambda msg: self.echo(f"{cell.id}: {msg}")  # noqa: E731 - cells run side by side
         try:
-            if self.pull_from:
+            if cell.ready_made:  # a framework image as it ships: pulled by digest, never built or pushed
+                started = time.monotonic()
+                with self._gates.build_gate(cell):
+                    self._ready_to_start()
+                    image = acquire_ready_image(self.engine, cell.image, echo)
+                timings["pull_s"] = round(time.monotonic() - started, 3)
+            elif self.pull_from:
                 started = time.monotonic()
                 image = pull_cell_image(self.engine, self.pull_from, cell)
                 timings["pull_s"] = round(time.monotonic() - started, 3)
@@ -401,7 +404,7 @@ class Runner:
                     raise BuildError(f"no image {recipe.tag} on this host; run 'invoke build' first")
                 image = {"tag": recipe.tag, "id": info.id, "repo_digests": list(info.repo_digests), "reused": True,
                          "inputs_hash": recipe.inputs_hash}
-            if self.push and not self.pull_from:
+            if self.push and not self.pull_from and not cell.ready_made:
                 image = push_cell_image(self.engine, image, cell.base.id, cell.torch.version, self.push,
                                         echo=echo)
         except BuildError as err:
@@ -409,9 +412,7 @@ class Runner:
             log_path = self.results.log_path(cell.id, "build")
             result.logs = {"build": str(log_path)} if log_path.is_file() else {}
             log_text = _read_tail(self.results.log_path(cell.id, "build")) or err.log_tail
-            found = diagnose(f"{err.reason}\n{log_text}", diagnosis_facts(cell, self.host, None))
-            # Most build failures are about packages, not the GPU stack: keep only a real match.
-            result.diagnosis = found.to_dict() if found.cause != "unknown" else None
+            result.diagnosis = diagnose_result(result, log_text)
             echo(f"build failed: {err.reason}")
             result.timings = timings
             return result
@@ -437,13 +438,24 @@ class Runner:
             outcome = run_probes(self.engine, spec)
         timings["probe_s"] = round(outcome.duration_s, 3)
         result.timings = timings
+        if not outcome.ok and cell.ready_made and _NO_PYTHON.search(f"{outcome.error}\n{outcome.stderr_tail}"):
+            result.status = "not_applicable"
+            result.reason = ("no python3 in this image that the probes can use (they need Python >= 3.8 on PATH): "
+                             f"{outcome.error}")
+            echo(f"not applicable: {result.reason}")
+            return result
         if not outcome.ok:
             result.status, result.reason = "error", outcome.error
-            result.diagnosis = diagnose(f"{outcome.error}\n{outcome.stderr_tail}",
-                                        diagnosis_facts(cell, self.host, None)).to_dict()
+            result.diagnosis = diagnose_result(result, outcome.stderr_tail or "")
             echo(f"error: {outcome.error}")
             return result
         result.probes = outcome.document
+        if cell.ready_made:
+            unusable = _ready_made_torch(result, outcome.document)
+            if unusable:
+                result.status, result.reason = "not_applicable", unusable
+                echo(f"not applicable: {unusable}")
+                return result
         verdict = outcome.document.get("verdict") or {}
         if verdict.get("status") == "pass":
             result.status = "pass"
@@ -451,10 +463,25 @@ class Runner:
         else:
             result.status = "fail"
             result.reason = verdict.get("summary") or "a probe failed"
-            result.diagnosis = diagnose(_failure_text(outcome.document),
-                                        diagnosis_facts(cell, self.host, outcome.document)).to_dict()
+            result.diagnosis = diagnose_result(result)
             echo(f"fail: {result.reason}")
         return result
+
+
+_NO_PYTHON = re.compile(r'executable file not found|exec: "?python3"?: |python3: (command )?not found|'
+                        r'SyntaxError: invalid syntax|exit code 127\b', re.IGNORECASE)
+
+
+def _ready_made_torch(result: CellResult, document: Mapping[str, Any]) -> str | None:
+    """Record the torch a ready-made image ships (read from inside); the reason it cannot be used, if so."""
+    facts = document.get("facts") if isinstance(document.get("facts"), dict) else {}
+    torch_facts = facts.get("torch") if isinstance(facts.get("torch"), dict) else {}
+    version = torch_facts.get("version")
+    if isinstance(version, str) and version:
+        result.torch = version[:64]  # CUDA/ROCm, cuDNN/MIOpen, NCCL/RCCL versions stay in the probe facts
+        return None
+    error = str(torch_facts.get("import_error") or "torch is not importable")[:300]
+    return f"no usable torch in this image (import torch: {error})"
 
 
 @functools.lru_cache(maxsize=None)

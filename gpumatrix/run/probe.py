@@ -21,7 +21,11 @@ from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engi
 
 from gpumatrix.fsutil import write_json_atomic
 from gpumatrix.knowledge.peaks import peaks_table
+from gpumatrix.probes.model import FAIL, PASS
+from gpumatrix.probes.model import STATUSES as PROBE_STATUS_VOCABULARY
 from gpumatrix.resources import probes_dir
+
+VERDICTS = (PASS, FAIL)
 from gpumatrix.host import HostInfo
 from gpumatrix.run.passthrough import GpuSlot, apply_passthrough, explain_engine_error, passthrough_options_for
 
@@ -111,7 +115,7 @@ def parse_probe_output(stdout: bytes) -> Mapping[str, Any]:
     return doc
 
 
-PROBE_STATUSES = frozenset({"pass", "fail", "skip", "error", "timeout", "crash"})
+PROBE_STATUSES = frozenset(PROBE_STATUS_VOCABULARY)  # the probe suite owns its statuses
 
 
 def _shape_problem(doc: Mapping[str, Any]) -> str | None:
@@ -119,7 +123,7 @@ def _shape_problem(doc: Mapping[str, Any]) -> str | None:
     probes, verdict = doc.get("probes"), doc.get("verdict")
     if not isinstance(probes, list) or not isinstance(verdict, dict):
         return "missing 'probes' or 'verdict'"
-    if verdict.get("status") not in ("pass", "fail"):
+    if verdict.get("status") not in VERDICTS:
         return f"verdict status {str(verdict.get('status'))[:40]!r} is not pass or fail"
     if not isinstance(doc.get("facts", {}), dict):
         return "'facts' is not an object"
