@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import SCHEMA_VERSION, SUITE_NAME, __version__
 from .facts import collect_host_facts, torch_unavailable_facts
-from .isolation import run_facts_child, run_group
+from ._child import GPU_WORK_LAYERS, ON_CPU_MESSAGE
+from .isolation import Budget, run_facts_child, run_group
 from .model import (
     FAIL,
     NEEDS_ACCELERATOR,
@@ -28,6 +29,7 @@ from .registry import RegistryError, groups_in_order, load_probes, select_probes
 EXIT_OK = 0
 EXIT_USAGE = 2
 FACTS_TIMEOUT_S = 120.0
+DEADLINE_S = 1500.0  # the whole suite; the runner's container limit is longer
 
 
 class UsageError(Exception):
@@ -58,7 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_seconds,
         default=None,
         metavar="SECONDS",
-        help="time limit of each child process (default: per group, 30 s without torch, 120 s or more with)",
+        help="time limit of each probe, from its start (default: per probe, 30 s without torch, 120 s or more with)",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=positive_seconds,
+        default=DEADLINE_S,
+        metavar="SECONDS",
+        help="time limit of the whole suite; probes not started by then are skipped (default: %(default)g)",
     )
     parser.add_argument(
         "--only",
@@ -85,7 +94,8 @@ def child_environment(base: Mapping[str, str]) -> Dict[str, str]:
     return env
 
 
-def decide_in_parent(probe: Probe, torch_facts: Mapping[str, Any], facts_ok: bool) -> Optional[Dict[str, Any]]:
+def decide_in_parent(probe: Probe, torch_facts: Mapping[str, Any], facts_ok: bool,
+                     expect: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """A result for ``probe`` that needs no child, or None to run it.
 
     Only when the facts child positively established it: torch failed to import, or
@@ -102,6 +112,11 @@ def decide_in_parent(probe: Probe, torch_facts: Mapping[str, Any], facts_ok: boo
             "torch cannot be imported: %s" % torch_facts["import_error"],
             {"import_error": torch_facts["import_error"]},
         )
+    if expect and probe.layer in GPU_WORK_LAYERS and not torch_facts.get("available"):
+        details = {"expect": expect}  # type: Dict[str, Any]
+        if torch_facts.get("init_warnings"):
+            details["init_warnings"] = torch_facts["init_warnings"]
+        return probe_result(probe, FAIL, 0.0, ON_CPU_MESSAGE, details)
     if probe.needs == NEEDS_ACCELERATOR and not torch_facts.get("available"):
         details = {}
         if torch_facts.get("init_warnings"):
@@ -111,35 +126,40 @@ def decide_in_parent(probe: Probe, torch_facts: Mapping[str, Any], facts_ok: boo
 
 
 def run_suite(
-    probes: Sequence[Probe], quick: bool, timeout_s: Optional[float], environ: Mapping[str, str]
+    probes: Sequence[Probe], quick: bool, timeout_s: Optional[float], environ: Mapping[str, str],
+    deadline_s: Optional[float] = DEADLINE_S,
 ) -> Dict[str, Any]:
     """Collect facts and run ``probes``; return the JSON document (schema_version 1)."""
     started = time.monotonic()
+    budget = Budget(deadline_s)
     mode = "quick" if quick else "full"
     env = child_environment(environ)
     facts = collect_host_facts()
-    child_facts = run_facts_child(timeout_s or FACTS_TIMEOUT_S, env)
+    child_facts = run_facts_child(timeout_s or FACTS_TIMEOUT_S, env, budget)
     facts_ok = "error" not in child_facts
     if facts_ok:
-        facts["torch"] = child_facts["torch"]
-        facts["devices"] = child_facts["devices"]
+        for key, value in child_facts.items():
+            if key != "accelerator":
+                facts[key] = value
         accelerator = child_facts["accelerator"]
     else:
         facts["torch"] = torch_unavailable_facts("facts child failed: %s" % child_facts["error"])
         facts["devices"] = []
         accelerator = "cpu"
+        if child_facts.get("timed_out"):
+            budget.blocked = "not run: torch's GPU initialisation timed out in the facts child (%s)" % (
+                child_facts["error"])
 
     results = []  # type: List[Dict[str, Any]]
     for group in groups_in_order(probes):
         decided = {}
         for probe in group:
-            result = decide_in_parent(probe, facts["torch"], facts_ok)
+            result = decide_in_parent(probe, facts["torch"], facts_ok, facts.get("expect"))
             if result is not None:
                 decided[probe.id] = result
         to_run = [p for p in group if p.id not in decided]
         if to_run:
-            limit = timeout_s or max(p.timeout_s for p in to_run)
-            for result in run_group(to_run, mode, limit, env):
+            for result in run_group(to_run, mode, timeout_s, env, budget):
                 decided[result["id"]] = result
         results.extend(decided[p.id] for p in group)
 
@@ -176,7 +196,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for probe in probes:
             print(probe.id)
         return EXIT_OK
-    document = run_suite(probes, quick=args.quick, timeout_s=args.timeout, environ=os.environ)
+    document = run_suite(probes, quick=args.quick, timeout_s=args.timeout, environ=os.environ,
+                         deadline_s=args.deadline)
     if args.json:
         sys.stdout.write(json.dumps(document, indent=2, sort_keys=True, allow_nan=False) + "\n")
     else:

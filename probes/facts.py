@@ -10,6 +10,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from typing import Any, Dict, List, Optional
@@ -54,24 +55,47 @@ def read_text(path: str, limit: int = 65536) -> Optional[str]:
         return None
 
 
+TOOL_OUTPUT_LIMIT = 256 * 1024
+TOOL_KILL_GRACE_S = 2.0
+# Tools that could not be reaped after SIGKILL (a driver call in uninterruptible sleep),
+# kept referenced so they are abandoned quietly rather than waited for.
+_ABANDONED_TOOLS = []  # type: List[Any]
+
+
+def _kill_session(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def run_tool(argv: List[str], timeout: float = TOOL_TIMEOUT_S) -> Optional[str]:
-    """stdout of a tool when it exists and succeeds in time, else None."""
-    if shutil.which(argv[0]) is None:
+    """stdout of a tool when it exists and succeeds in time, else None.
+
+    The tool runs in its own session; after ``timeout`` the whole session is killed, and
+    if it still has not gone (D state in a driver, or a grandchild holding the pipe) it is
+    abandoned after a short grace instead of waited for. Output is capped.
+    """
+    path = shutil.which(argv[0])
+    if path is None:
         return None
     try:
-        done = subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen([path] + list(argv[1:]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
         return None
-    if done.returncode != 0:
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_session(proc.pid)
+        try:
+            proc.communicate(timeout=TOOL_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            _ABANDONED_TOOLS.append(proc)
         return None
-    return done.stdout.decode("utf-8", "replace").strip()
+    if proc.returncode != 0:
+        return None
+    return out[:TOOL_OUTPUT_LIMIT].decode("utf-8", "replace").strip()
 
 
 def os_release() -> Optional[str]:

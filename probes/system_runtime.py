@@ -357,11 +357,11 @@ def check_rocm_smi(expect: Optional[str]) -> Outcome:
 
 PROBES = [
     Probe("system_runtime.cuda_driver", lambda ctx: check_cuda_driver(ctx.expect),
-          group="system_runtime.cuda_driver", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0),
+          group="system_runtime.cuda_driver", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0, gpu_init=True),
     Probe("system_runtime.hsa_runtime", lambda ctx: check_hsa_runtime(ctx.expect),
-          group="system_runtime.hsa_runtime", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0),
+          group="system_runtime.hsa_runtime", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0, gpu_init=True),
     Probe("system_runtime.nvml", lambda ctx: check_nvml(ctx.expect),
-          group="system_runtime.nvml", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0),
+          group="system_runtime.nvml", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0, gpu_init=True),
     Probe("system_runtime.rocm_smi", lambda ctx: check_rocm_smi(ctx.expect),
           group="system_runtime.rocm_smi", needs=NEEDS_NOTHING, quick=True, timeout_s=60.0),
 ]
