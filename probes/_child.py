@@ -28,6 +28,7 @@ from .model import (
 
 MARKER = "@@GPUMATRIX@@"
 ON_CPU_MESSAGE = "ran on CPU: no GPU reached the process"
+ARCH_PROBE = "programming_interface.arch_list"
 # Probes of these layers run on the CPU when torch has no GPU; in a GPU cell that is no pass.
 GPU_WORK_LAYERS = (LAYER_NUMBERS["math_libraries"], LAYER_NUMBERS["framework"], LAYER_NUMBERS["performance"])
 # A CUDA or HIP error surfaced in Python: the device context is sticky-poisoned after one
@@ -117,7 +118,11 @@ def run_probes(probe_ids: List[str], mode: str) -> None:
                                                "message": "unknown probe id in child", "details": {}}})
             continue
         emit({"type": "start", "id": probe_id})
-        result = run_one(probe, ctx)
+        if ctx.arch_problem and probe.needs != NEEDS_NOTHING and probe.layer >= 3:
+            result = {"id": probe_id, "status": SKIP, "duration_s": 0.0, "message": ctx.arch_problem,
+                      "details": {"blocked_by": ARCH_PROBE}}
+        else:
+            result = run_one(probe, ctx)
         emit({"type": "result", "result": result})
         if index + 1 >= len(probe_ids):
             continue

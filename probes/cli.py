@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import SCHEMA_VERSION, SUITE_NAME, __version__
 from .facts import collect_host_facts, torch_unavailable_facts
-from ._child import GPU_WORK_LAYERS, ON_CPU_MESSAGE
+from ._child import ARCH_PROBE, GPU_WORK_LAYERS, ON_CPU_MESSAGE
 from .isolation import Budget, run_facts_child, run_group
 from .model import (
     FAIL,
@@ -151,10 +151,14 @@ def run_suite(
                 child_facts["error"])
 
     results = []  # type: List[Dict[str, Any]]
+    arch_problem = None  # type: Optional[str]
     for group in groups_in_order(probes):
         decided = {}
         for probe in group:
-            result = decide_in_parent(probe, facts["torch"], facts_ok, facts.get("expect"))
+            if arch_problem and probe.needs != NEEDS_NOTHING and probe.layer >= 3:
+                result = probe_result(probe, SKIP, 0.0, arch_problem, {"blocked_by": ARCH_PROBE})  # type: Any
+            else:
+                result = decide_in_parent(probe, facts["torch"], facts_ok, facts.get("expect"))
             if result is not None:
                 decided[probe.id] = result
         to_run = [p for p in group if p.id not in decided]
@@ -162,6 +166,11 @@ def run_suite(
             for result in run_group(to_run, mode, timeout_s, env, budget):
                 decided[result["id"]] = result
         results.extend(decided[p.id] for p in group)
+        arch = decided.get(ARCH_PROBE)
+        if arch and arch["status"] == FAIL and any(
+                d.get("match") == "none" for d in arch["details"].get("devices", []) if isinstance(d, dict)):
+            # no kernels for this GPU: later GPU work would only fail as launch errors
+            arch_problem = "not run: %s (%s)" % (arch["message"], ARCH_PROBE)
 
     order = {probe.id: index for index, probe in enumerate(probes)}
     results.sort(key=lambda r: (r["layer"], order[r["id"]]))

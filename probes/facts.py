@@ -262,7 +262,12 @@ def describe_devices(torch: Any) -> List[Dict[str, Any]]:
             "multi_processor_count": getattr(props, "multi_processor_count", None),
         }
         if getattr(props, "gcnArchName", None):
-            entry["gcn_arch_name"] = props.gcnArchName
+            entry["gcn_arch_name"] = str(props.gcnArchName)
+        if hasattr(props, "is_integrated"):
+            entry["integrated"] = bool(props.is_integrated)
+        bus = [getattr(props, name, None) for name in ("pci_domain_id", "pci_bus_id", "pci_device_id")]
+        if all(isinstance(part, int) for part in bus):
+            entry["pci"] = "%04x:%02x:%02x" % tuple(bus)
         uuid = getattr(props, "uuid", None)
         if uuid is not None:
             entry["uuid"] = str(uuid)

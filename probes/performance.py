@@ -66,7 +66,7 @@ def median_seconds(ctx: ProbeContext, work: Callable[[], Any], iterations: int =
 
 
 def _device_name(ctx: ProbeContext) -> str:
-    return ctx.torch.cuda.get_device_name(0) if ctx.on_gpu else "cpu"
+    return ctx.torch.cuda.get_device_name(ctx.device_index) if ctx.on_gpu else "cpu"
 
 
 def matmul_tflops(ctx: ProbeContext) -> Outcome:
@@ -74,7 +74,7 @@ def matmul_tflops(ctx: ProbeContext) -> Outcome:
     name = _device_name(ctx)
     peaks = load_peaks(name)
     if ctx.on_gpu:
-        big = torch.cuda.get_device_properties(0).total_memory >= 16 * 2**30
+        big = torch.cuda.get_device_properties(ctx.device_index).total_memory >= 16 * 2**30
         sizes = {"fp32": 4096, "tf32": 4096, "fp16": 8192 if big else 4096, "bf16": 8192 if big else 4096}
     else:
         sizes = {"fp32": 512}
