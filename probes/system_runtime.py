@@ -165,10 +165,59 @@ def _cu_error_name(lib: Any, code: int) -> str:
     return cu_result_name(code)
 
 
-def check_cuda_driver(expect: Optional[str]) -> Outcome:
-    lib, found, errors = load_library(["libcuda.so.1", "libcuda.so"])
+CONTEXT_TEST_BYTES = 1 << 20
+
+
+class _Failed(Exception):
+    """A driver call returned an error code: ``step`` and the message for the outcome."""
+
+    def __init__(self, step: str, message: str) -> None:
+        super().__init__(message)
+        self.step = step
+
+
+def _cu_call(lib: Any, name: str, *args: Any) -> None:
+    """Call ``name`` and raise _Failed naming the call and its CUresult unless it succeeds."""
+    code = getattr(lib, name)(*args)
+    if code != 0:
+        raise _Failed(name, "%s failed: %s (%d)" % (name, _cu_error_name(lib, code), code))
+
+
+def cuda_context_round_trip(lib: Any, handle: Any, size: int = CONTEXT_TEST_BYTES) -> Dict[str, Any]:
+    """Past cuInit: retain the device's primary context, make it current, allocate, copy a
+    pattern host->device->host, synchronize, compare, and release. Raises _Failed."""
+    context = ctypes.c_void_p()
+    _cu_call(lib, "cuDevicePrimaryCtxRetain", ctypes.byref(context), handle)
+    release = getattr(lib, "cuDevicePrimaryCtxRelease_v2", None) or lib.cuDevicePrimaryCtxRelease
+    pointer = ctypes.c_uint64(0)
+    allocated = False
+    try:
+        _cu_call(lib, "cuCtxSetCurrent", context)
+        _cu_call(lib, "cuMemAlloc_v2", ctypes.byref(pointer), ctypes.c_size_t(size))
+        allocated = True
+        pattern = bytes(bytearray((i * 7 + 3) & 0xFF for i in range(256))) * (size // 256)
+        source = ctypes.create_string_buffer(pattern, size)
+        back = ctypes.create_string_buffer(size)
+        _cu_call(lib, "cuMemcpyHtoD_v2", pointer, source, ctypes.c_size_t(size))
+        _cu_call(lib, "cuMemcpyDtoH_v2", back, pointer, ctypes.c_size_t(size))
+        _cu_call(lib, "cuCtxSynchronize")
+        if back.raw != source.raw:
+            raise _Failed("compare", "a %d-byte host->device->host copy came back different" % size)
+    finally:
+        if allocated:
+            lib.cuMemFree_v2(pointer)
+        release(handle)
+    return {"context": True, "bytes_copied": size}
+
+
+def check_cuda_driver(expect: Optional[str], lib: Any = None) -> Outcome:
+    """cuInit, the devices, and on each a primary context with an allocation, copies and a
+    synchronize; every CUresult is checked. ``lib``: a loaded libcuda (tests pass a fake)."""
+    found = "injected"
     if lib is None:
-        return _absent("nvidia", expect, "libcuda.so.1", errors)
+        lib, found, errors = load_library(["libcuda.so.1", "libcuda.so"])
+        if lib is None:
+            return _absent("nvidia", expect, "libcuda.so.1", errors)
     details = {"library": found}  # type: Dict[str, Any]
     version = ctypes.c_int(0)
     if lib.cuDriverGetVersion(ctypes.byref(version)) == 0:  # works before cuInit
@@ -186,25 +235,34 @@ def check_cuda_driver(expect: Optional[str]) -> Outcome:
     code = lib.cuDeviceGetCount(ctypes.byref(count))
     if code != 0:
         return failed("cuDeviceGetCount failed: %s (%d)" % (_cu_error_name(lib, code), code), **details)
-    devices = []
+    devices = []  # type: List[Dict[str, Any]]
+    problems = []  # type: List[str]
     for index in range(count.value):
-        handle = ctypes.c_int(0)
-        if lib.cuDeviceGet(ctypes.byref(handle), ctypes.c_int(index)) != 0:
-            devices.append({"index": index, "error": "cuDeviceGet failed"})
-            continue
-        name = ctypes.create_string_buffer(256)
-        lib.cuDeviceGetName(name, ctypes.c_int(len(name)), handle)
-        major, minor = ctypes.c_int(0), ctypes.c_int(0)
-        lib.cuDeviceGetAttribute(ctypes.byref(major), ctypes.c_int(75), handle)  # COMPUTE_CAPABILITY_MAJOR
-        lib.cuDeviceGetAttribute(ctypes.byref(minor), ctypes.c_int(76), handle)  # COMPUTE_CAPABILITY_MINOR
-        memory = ctypes.c_size_t(0)
-        lib.cuDeviceTotalMem_v2(ctypes.byref(memory), handle)
-        devices.append({"index": index, "name": _c_string(name.value), "arch": "sm_%d%d" % (major.value, minor.value),
-                        "total_memory_bytes": memory.value})
+        entry = {"index": index}  # type: Dict[str, Any]
+        devices.append(entry)
+        try:
+            handle = ctypes.c_int(0)
+            _cu_call(lib, "cuDeviceGet", ctypes.byref(handle), ctypes.c_int(index))
+            name = ctypes.create_string_buffer(256)
+            _cu_call(lib, "cuDeviceGetName", name, ctypes.c_int(len(name)), handle)
+            major, minor = ctypes.c_int(0), ctypes.c_int(0)
+            _cu_call(lib, "cuDeviceGetAttribute", ctypes.byref(major), ctypes.c_int(75), handle)  # CC major
+            _cu_call(lib, "cuDeviceGetAttribute", ctypes.byref(minor), ctypes.c_int(76), handle)  # CC minor
+            memory = ctypes.c_size_t(0)
+            _cu_call(lib, "cuDeviceTotalMem_v2", ctypes.byref(memory), handle)
+            entry.update(name=_c_string(name.value), arch="sm_%d%d" % (major.value, minor.value),
+                         total_memory_bytes=memory.value)
+            entry.update(cuda_context_round_trip(lib, handle))
+        except _Failed as err:
+            entry["error"] = str(err)
+            problems.append("device %d: %s" % (index, err))
     details["devices"] = devices
     if not devices:
         return (failed if expect == "nvidia" else skipped)("cuInit succeeded but no device is visible", **details)
-    return passed("CUDA driver API %s, %d device(s)" % (details.get("driver_api_version"), len(devices)), **details)
+    if problems:
+        return failed("; ".join(problems), **details)
+    return passed("CUDA driver API %s, %d device(s): primary context, 1 MiB allocation, copies and synchronize "
+                  "work" % (details.get("driver_api_version"), len(devices)), **details)
 
 
 # --------------------------------------------------------------------------- ROCr / HSA
@@ -226,10 +284,70 @@ def _hsa_status_name(lib: Any, code: int) -> str:
     return "%s (0x%x)" % (name, code) if name in HSA_STATUS_NAMES.values() else name
 
 
-def check_hsa_runtime(expect: Optional[str]) -> Outcome:
-    lib, found, errors = load_library(["libhsa-runtime64.so.1", "libhsa-runtime64.so"], rocm_dirs())
+HSA_AGENT_INFO_QUEUE_MIN_SIZE = 13
+HSA_QUEUE_TYPE_MULTI = 0
+HSA_AMD_MEMORY_POOL_INFO_SEGMENT = 0
+HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS = 1
+HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED = 5
+HSA_AMD_SEGMENT_GLOBAL = 0
+HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED = 4
+UINT32_MAX = 0xFFFFFFFF
+POOL_TEST_BYTES = 1 << 20
+
+
+def _hsa_call(lib: Any, name: str, *args: Any) -> None:
+    code = getattr(lib, name)(*args)
+    if code != 0:
+        raise _Failed(name, "%s failed: %s" % (name, _hsa_status_name(lib, code)))
+
+
+def hsa_queue_and_pool(lib: Any, agent: int) -> Dict[str, Any]:
+    """Past hsa_init, on one GPU agent: create (and destroy) an AQL queue, and allocate (and
+    free) 1 MiB from its device-local global pool. Raises _Failed naming the call."""
+    minimum = ctypes.c_uint32(0)
+    _hsa_call(lib, "hsa_agent_get_info", agent, HSA_AGENT_INFO_QUEUE_MIN_SIZE,
+              ctypes.cast(ctypes.byref(minimum), ctypes.c_void_p))
+    size = max(int(minimum.value), 64)
+    queue = ctypes.c_void_p()
+    _hsa_call(lib, "hsa_queue_create", ctypes.c_uint64(agent), ctypes.c_uint32(size),
+              ctypes.c_uint32(HSA_QUEUE_TYPE_MULTI), None, None, ctypes.c_uint32(UINT32_MAX),
+              ctypes.c_uint32(UINT32_MAX), ctypes.byref(queue))
+    _hsa_call(lib, "hsa_queue_destroy", queue)
+    pools = []  # type: List[Tuple[int, int]]
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p)
+    def visit(pool: int, _data: Any) -> int:
+        segment, flags, allowed = ctypes.c_uint32(99), ctypes.c_uint32(0), ctypes.c_bool(False)
+        for attribute, value in ((HSA_AMD_MEMORY_POOL_INFO_SEGMENT, segment),
+                                 (HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, flags),
+                                 (HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, allowed)):
+            if lib.hsa_amd_memory_pool_get_info(ctypes.c_uint64(pool), attribute,
+                                                ctypes.cast(ctypes.byref(value), ctypes.c_void_p)) != 0:
+                return 0
+        if segment.value == HSA_AMD_SEGMENT_GLOBAL and allowed.value:
+            pools.append((pool, flags.value))
+        return 0
+
+    _hsa_call(lib, "hsa_amd_agent_iterate_memory_pools", ctypes.c_uint64(agent), visit, None)
+    if not pools:
+        raise _Failed("hsa_amd_agent_iterate_memory_pools", "the GPU agent has no allocatable global memory pool")
+    pools.sort(key=lambda p: not p[1] & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)  # device memory first
+    pointer = ctypes.c_void_p()
+    _hsa_call(lib, "hsa_amd_memory_pool_allocate", ctypes.c_uint64(pools[0][0]), ctypes.c_size_t(POOL_TEST_BYTES),
+              ctypes.c_uint32(0), ctypes.byref(pointer))
+    _hsa_call(lib, "hsa_amd_memory_pool_free", pointer)
+    return {"queue_size": size, "pool_allocation_bytes": POOL_TEST_BYTES,
+            "pool_coarse_grained": bool(pools[0][1] & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)}
+
+
+def check_hsa_runtime(expect: Optional[str], lib: Any = None) -> Outcome:
+    """hsa_init, the agents, and on each GPU agent a queue and a pool allocation; every
+    hsa_status_t is checked. ``lib``: a loaded libhsa-runtime64 (tests pass a fake)."""
+    found = "injected"
     if lib is None:
-        return _absent("amd", expect, "libhsa-runtime64.so", errors)
+        lib, found, errors = load_library(["libhsa-runtime64.so.1", "libhsa-runtime64.so"], rocm_dirs())
+        if lib is None:
+            return _absent("amd", expect, "libhsa-runtime64.so", errors)
     details = {"library": found}  # type: Dict[str, Any]
     code = lib.hsa_init()
     if code != 0:
@@ -242,6 +360,8 @@ def check_hsa_runtime(expect: Optional[str]) -> Outcome:
             return skipped(message + " (no /dev/kfd)", **details)
         return failed(message, **details)
     agents = []  # type: List[Dict[str, Any]]
+    handles = []  # type: List[int]
+    info_errors = []  # type: List[str]
     lib.hsa_agent_get_info.argtypes = [ctypes.c_uint64, ctypes.c_int, ctypes.c_void_p]
 
     # hsa_agent_t is a struct holding one uint64 handle: passed like a uint64.
@@ -249,21 +369,41 @@ def check_hsa_runtime(expect: Optional[str]) -> Outcome:
     def visit(agent: int, _data: Any) -> int:
         name = ctypes.create_string_buffer(64)
         kind = ctypes.c_int(-1)
-        lib.hsa_agent_get_info(agent, HSA_AGENT_INFO_NAME, ctypes.cast(name, ctypes.c_void_p))
-        lib.hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, ctypes.cast(ctypes.byref(kind), ctypes.c_void_p))
+        for attribute, out in ((HSA_AGENT_INFO_NAME, ctypes.cast(name, ctypes.c_void_p)),
+                               (HSA_AGENT_INFO_DEVICE, ctypes.cast(ctypes.byref(kind), ctypes.c_void_p))):
+            code = lib.hsa_agent_get_info(agent, attribute, out)
+            if code != 0:
+                info_errors.append("hsa_agent_get_info(%d) failed: %s" % (attribute, _hsa_status_name(lib, code)))
         agents.append({"name": _c_string(name.value), "type": HSA_DEVICE_TYPES.get(kind.value, str(kind.value))})
+        handles.append(agent)
         return 0
 
     lib.hsa_iterate_agents.argtypes = [type(visit), ctypes.c_void_p]
-    code = lib.hsa_iterate_agents(visit, None)
-    lib.hsa_shut_down()
-    details["agents"] = agents
-    if code != 0:
-        return failed("hsa_iterate_agents failed: %s" % _hsa_status_name(lib, code), **details)
+    problems = []  # type: List[str]
+    try:
+        code = lib.hsa_iterate_agents(visit, None)
+        details["agents"] = agents
+        if code != 0:
+            return failed("hsa_iterate_agents failed: %s" % _hsa_status_name(lib, code), **details)
+        if info_errors:
+            return failed("; ".join(info_errors[:3]), **details)
+        for agent, entry in zip(handles, agents):
+            if entry["type"] != "gpu":
+                continue
+            try:
+                entry.update(hsa_queue_and_pool(lib, agent))
+            except _Failed as err:
+                entry["error"] = str(err)
+                problems.append("%s: %s" % (entry["name"], err))
+    finally:
+        lib.hsa_shut_down()
     gpus = [a["name"] for a in agents if a["type"] == "gpu"]
     if not gpus:
         return (failed if expect == "amd" else skipped)("HSA runtime initialised but has no GPU agent", **details)
-    return passed("HSA runtime: %d GPU agent(s): %s" % (len(gpus), ", ".join(str(g) for g in gpus)), **details)
+    if problems:
+        return failed("; ".join(problems), **details)
+    return passed("HSA runtime: %d GPU agent(s): %s; an AQL queue and a 1 MiB pool allocation on each" % (
+        len(gpus), ", ".join(str(g) for g in gpus)), **details)
 
 
 # --------------------------------------------------------------------------- NVML
