@@ -152,6 +152,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         run_facts()
     else:
         run_probes(args.probe_ids, args.mode)
+        if "torch" in sys.modules:  # which GPU/math libraries these probes really loaded
+            from .facts import loaded_libraries
+
+            emit({"type": "libraries", "libraries": loaded_libraries()})
     emit({"type": "done"})
     sys.stderr.flush()
     os._exit(0)

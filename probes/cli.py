@@ -172,6 +172,8 @@ def run_suite(
             # no kernels for this GPU: later GPU work would only fail as launch errors
             arch_problem = "not run: %s (%s)" % (arch["message"], ARCH_PROBE)
 
+    budget.add_libraries(facts.pop("loaded_libraries", None) or [])
+    facts["loaded_libraries"] = sorted(budget.libraries.values(), key=lambda e: (str(e.get("name")), e["path"]))
     order = {probe.id: index for index, probe in enumerate(probes)}
     results.sort(key=lambda r: (r["layer"], order[r["id"]]))
     return {

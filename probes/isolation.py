@@ -43,6 +43,13 @@ class Budget:
         self.deadline_s = deadline_s
         self.ends = None if deadline_s is None else time.monotonic() + deadline_s
         self.blocked = None  # type: Optional[str]
+        self.libraries = {}  # type: Dict[str, Dict[str, Any]]  # loaded in any child, by path
+
+    def add_libraries(self, entries: Any) -> None:
+        for entry in entries[:200]:
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                self.libraries.setdefault(entry["path"], {k: tail(str(v), 300) if v is not None else None
+                                                          for k, v in entry.items()})
 
     def left(self) -> Optional[float]:
         return None if self.ends is None else self.ends - time.monotonic()
@@ -121,9 +128,11 @@ def parse_protocol_line(line: str) -> Optional[Dict[str, Any]]:
         message = json.loads(payload)
     except ValueError:
         return None
-    if not isinstance(message, dict) or message.get("type") not in ("start", "result", "facts", "restart", "done"):
+    if not isinstance(message, dict) or message.get("type") not in ("start", "result", "facts", "restart", "done", "libraries"):
         return None
     if message["type"] == "start" and not isinstance(message.get("id"), str):
+        return None
+    if message["type"] == "libraries" and not isinstance(message.get("libraries"), list):
         return None
     if message["type"] == "result":
         result = message.get("result")
@@ -361,7 +370,9 @@ def run_group(
         by_id = {p.id: p for p in pending}
         restart = False
         for message in run.messages:
-            if message["type"] == "restart":
+            if message["type"] == "libraries":
+                budget.add_libraries(message["libraries"])
+            elif message["type"] == "restart":
                 restart = True
             elif message["type"] == "result" and message["result"]["id"] in by_id:
                 reported = message["result"]
