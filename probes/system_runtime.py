@@ -409,10 +409,95 @@ def check_hsa_runtime(expect: Optional[str], lib: Any = None) -> Outcome:
 # --------------------------------------------------------------------------- NVML
 
 
-def check_nvml(expect: Optional[str]) -> Outcome:
-    lib, found, errors = load_library(["libnvidia-ml.so.1", "libnvidia-ml.so"])
+NVML_ERROR_NOT_SUPPORTED = 3
+NVML_COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
+# nvmlClocksEventReasons (formerly ClocksThrottleReasons) bits, nvml.h
+NVML_CLOCK_REASONS = {
+    0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
+    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown", 0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+NVML_CLOCK_GRAPHICS, NVML_CLOCK_SM, NVML_CLOCK_MEM = 0, 1, 2
+
+
+def clock_reasons(mask: int) -> List[str]:
+    """The names of the set bits of an NVML clocks-event (throttle) reasons mask."""
+    return [name for bit, name in sorted(NVML_CLOCK_REASONS.items()) if mask & bit] + (
+        ["unknown 0x%x" % (mask & ~sum(NVML_CLOCK_REASONS))] if mask & ~sum(NVML_CLOCK_REASONS) else [])
+
+
+def nvml_device_state(lib: Any, handle: Any) -> Dict[str, Any]:
+    """What NVML says about one device: persistence, MIG, ECC, compute mode, power limit and
+    draw, clocks, clocks-event reasons and the PCIe link. A query the device does not support
+    is reported as "not supported"; another error by its NVML text."""
+    state = {}  # type: Dict[str, Any]
+
+    def query(key: str, function: str, *extra: Any, kind: Any = ctypes.c_uint, count: int = 1) -> Optional[List[int]]:
+        outs = [kind(0) for _ in range(count)]
+        call = getattr(lib, function, None)
+        if call is None:
+            state[key] = "not available in this NVML"
+            return None
+        code = call(handle, *(list(extra) + [ctypes.byref(o) for o in outs]))
+        if code == NVML_ERROR_NOT_SUPPORTED:
+            state[key] = "not supported"
+            return None
+        if code != 0:
+            state[key] = "error: %s" % _c_string(lib.nvmlErrorString(code))
+            return None
+        return [o.value for o in outs]
+
+    value = query("persistence_mode", "nvmlDeviceGetPersistenceMode")
+    if value:
+        state["persistence_mode"] = bool(value[0])
+    value = query("mig_mode", "nvmlDeviceGetMigMode", count=2)
+    if value:
+        state["mig_mode"] = {"current": bool(value[0]), "pending": bool(value[1])}
+    value = query("ecc_mode", "nvmlDeviceGetEccMode", count=2)
+    if value:
+        state["ecc_mode"] = {"current": bool(value[0]), "pending": bool(value[1])}
+    value = query("compute_mode", "nvmlDeviceGetComputeMode")
+    if value:
+        state["compute_mode"] = NVML_COMPUTE_MODES.get(value[0], str(value[0]))
+    value = query("power_limit_w", "nvmlDeviceGetPowerManagementLimit")
+    if value:
+        state["power_limit_w"] = value[0] / 1000.0
+    value = query("power_draw_w", "nvmlDeviceGetPowerUsage")
+    if value:
+        state["power_draw_w"] = value[0] / 1000.0
+    for key, function in (("clocks_mhz", "nvmlDeviceGetClockInfo"), ("max_clocks_mhz", "nvmlDeviceGetMaxClockInfo")):
+        clocks = {}
+        for name, clock in (("graphics", NVML_CLOCK_GRAPHICS), ("sm", NVML_CLOCK_SM), ("memory", NVML_CLOCK_MEM)):
+            value = query(key, function, ctypes.c_int(clock))
+            if value:
+                clocks[name] = value[0]
+        if clocks:
+            state[key] = clocks
+    function = ("nvmlDeviceGetCurrentClocksEventReasons" if hasattr(lib, "nvmlDeviceGetCurrentClocksEventReasons")
+                else "nvmlDeviceGetCurrentClocksThrottleReasons")
+    value = query("clock_event_reasons", function, kind=ctypes.c_ulonglong)
+    if value:
+        state["clock_event_reasons"] = clock_reasons(value[0])
+    pcie = {}
+    for name, function in (("gen", "nvmlDeviceGetCurrPcieLinkGeneration"), ("width", "nvmlDeviceGetCurrPcieLinkWidth"),
+                           ("max_gen", "nvmlDeviceGetMaxPcieLinkGeneration"),
+                           ("max_width", "nvmlDeviceGetMaxPcieLinkWidth")):
+        value = query("pcie", function)
+        if value:
+            pcie[name] = value[0]
+    if pcie:
+        state["pcie"] = pcie
+    return state
+
+
+def check_nvml(expect: Optional[str], lib: Any = None) -> Outcome:
+    """nvmlInit, the driver and CUDA versions, and each device's state (``nvml_device_state``).
+    ``lib``: a loaded libnvidia-ml (tests pass a fake)."""
+    found = "injected"
     if lib is None:
-        return _absent("nvidia", expect, "libnvidia-ml.so.1", errors)
+        lib, found, errors = load_library(["libnvidia-ml.so.1", "libnvidia-ml.so"])
+        if lib is None:
+            return _absent("nvidia", expect, "libnvidia-ml.so.1", errors)
     lib.nvmlErrorString.restype = ctypes.c_char_p
     details = {"library": found}  # type: Dict[str, Any]
     code = lib.nvmlInit_v2()
@@ -421,6 +506,7 @@ def check_nvml(expect: Optional[str]) -> Outcome:
         if code == NVML_ERROR_DRIVER_NOT_LOADED and expect != "nvidia":
             return skipped(message, **details)
         return failed(message, **details)
+    problems = []  # type: List[str]
     try:
         version = ctypes.create_string_buffer(96)
         code = lib.nvmlSystemGetDriverVersion(version, ctypes.c_uint(len(version)))
@@ -431,19 +517,38 @@ def check_nvml(expect: Optional[str]) -> Outcome:
         if lib.nvmlSystemGetCudaDriverVersion_v2(ctypes.byref(cuda)) == 0:
             details["cuda_driver_version"] = format_cuda_version(cuda.value)
         count = ctypes.c_uint(0)
-        if lib.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0:
-            names = []
-            for index in range(count.value):
-                handle = ctypes.c_void_p()
-                name = ctypes.create_string_buffer(96)
-                if lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(index), ctypes.byref(handle)) == 0:
-                    lib.nvmlDeviceGetName(handle, name, ctypes.c_uint(len(name)))
-                names.append(_c_string(name.value))
-            details["devices"] = names
+        code = lib.nvmlDeviceGetCount_v2(ctypes.byref(count))
+        if code != 0:
+            return failed("nvmlDeviceGetCount_v2 failed: %s" % _c_string(lib.nvmlErrorString(code)), **details)
+        names, states = [], []
+        for index in range(count.value):
+            handle = ctypes.c_void_p()
+            name = ctypes.create_string_buffer(96)
+            code = lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(index), ctypes.byref(handle))
+            if code != 0:
+                problems.append("device %d: nvmlDeviceGetHandleByIndex_v2 failed: %s" % (
+                    index, _c_string(lib.nvmlErrorString(code))))
+                names.append(None)
+                continue
+            code = lib.nvmlDeviceGetName(handle, name, ctypes.c_uint(len(name)))
+            if code != 0:
+                problems.append("device %d: nvmlDeviceGetName failed: %s" % (index, _c_string(lib.nvmlErrorString(code))))
+            names.append(_c_string(name.value))
+            states.append(dict(nvml_device_state(lib, handle), index=index))
+        details["devices"] = names
+        details["device_state"] = states
     finally:
         lib.nvmlShutdown()
-    return passed("NVML: driver %s, %d device(s)" % (details["driver_version"], len(details.get("devices", []))),
-                  **details)
+    if problems:
+        return failed("; ".join(problems), **details)
+    summary = []
+    for state in details["device_state"]:
+        reasons = [r for r in state.get("clock_event_reasons", []) if r != "gpu_idle"] if isinstance(
+            state.get("clock_event_reasons"), list) else []
+        summary.append("%s%s" % ("MIG on, " if isinstance(state.get("mig_mode"), dict) and state["mig_mode"]["current"]
+                                 else "", "clocks held back: " + "/".join(reasons) if reasons else "no clock limits"))
+    return passed("NVML: driver %s, %d device(s)%s" % (details["driver_version"], len(details["devices"]),
+                                                       ": " + "; ".join(summary) if summary else ""), **details)
 
 
 # --------------------------------------------------------------------------- ROCm SMI

@@ -186,3 +186,92 @@ class FakeLibhsa:
 
     def hsa_amd_memory_pool_free(self, pointer):
         return self._rc("hsa_amd_memory_pool_free")
+
+
+class FakeLibnvml:
+    """libnvidia-ml as an H100 SXM answers (driver 550.54.15, CUDA 12.4): persistence on,
+    MIG off, ECC on, default compute mode, 700 W limit, PCIe Gen5 x16; ``reasons`` is the
+    clocks-event mask (0x4 = SW power cap)."""
+
+    def __init__(self, reasons=0x1, mig=0, unsupported=(), fail=None):
+        self.reasons, self.mig, self.unsupported, self.fail = reasons, mig, set(unsupported), dict(fail or {})
+        self.nvmlErrorString = _Function(lambda code: {3: b"Not Supported", 999: b"Unknown Error"}.get(code, b"?"))
+        self.shut_down = False
+
+    def _out(self, name, *values):
+        if name in self.unsupported:
+            return 3
+        return self.fail.get(name, 0)
+
+    def nvmlInit_v2(self):
+        return 0
+
+    def nvmlShutdown(self):
+        self.shut_down = True
+        return 0
+
+    def nvmlSystemGetDriverVersion(self, buf, size):
+        buf.value = b"550.54.15"
+        return 0
+
+    def nvmlSystemGetCudaDriverVersion_v2(self, out):
+        out._obj.value = 12040
+        return 0
+
+    def nvmlDeviceGetCount_v2(self, out):
+        out._obj.value = 1
+        return 0
+
+    def nvmlDeviceGetHandleByIndex_v2(self, index, out):
+        out._obj.value = 0x1000
+        return self.fail.get("nvmlDeviceGetHandleByIndex_v2", 0)
+
+    def nvmlDeviceGetName(self, handle, buf, size):
+        buf.value = b"NVIDIA H100 80GB HBM3"
+        return 0
+
+    def _set(self, name, pairs):
+        code = self._out(name)
+        if code == 0:
+            for out, value in pairs:
+                out._obj.value = value
+        return code
+
+    def nvmlDeviceGetPersistenceMode(self, handle, out):
+        return self._set("nvmlDeviceGetPersistenceMode", [(out, 1)])
+
+    def nvmlDeviceGetMigMode(self, handle, current, pending):
+        return self._set("nvmlDeviceGetMigMode", [(current, self.mig), (pending, self.mig)])
+
+    def nvmlDeviceGetEccMode(self, handle, current, pending):
+        return self._set("nvmlDeviceGetEccMode", [(current, 1), (pending, 1)])
+
+    def nvmlDeviceGetComputeMode(self, handle, out):
+        return self._set("nvmlDeviceGetComputeMode", [(out, 0)])
+
+    def nvmlDeviceGetPowerManagementLimit(self, handle, out):
+        return self._set("nvmlDeviceGetPowerManagementLimit", [(out, 700000)])
+
+    def nvmlDeviceGetPowerUsage(self, handle, out):
+        return self._set("nvmlDeviceGetPowerUsage", [(out, 71234)])
+
+    def nvmlDeviceGetClockInfo(self, handle, kind, out):
+        return self._set("nvmlDeviceGetClockInfo", [(out, {0: 345, 1: 345, 2: 2619}[kind.value])])
+
+    def nvmlDeviceGetMaxClockInfo(self, handle, kind, out):
+        return self._set("nvmlDeviceGetMaxClockInfo", [(out, {0: 1980, 1: 1980, 2: 2619}[kind.value])])
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle, out):
+        return self._set("nvmlDeviceGetCurrentClocksEventReasons", [(out, self.reasons)])
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle, out):
+        return self._set("nvmlDeviceGetCurrPcieLinkGeneration", [(out, 5)])
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, handle, out):
+        return self._set("nvmlDeviceGetCurrPcieLinkWidth", [(out, 16)])
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, handle, out):
+        return self._set("nvmlDeviceGetMaxPcieLinkGeneration", [(out, 5)])
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, handle, out):
+        return self._set("nvmlDeviceGetMaxPcieLinkWidth", [(out, 16)])

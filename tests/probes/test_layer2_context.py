@@ -75,3 +75,39 @@ def test_hsa_pool_allocation_failure_and_no_pool():
 def test_hsa_agent_info_codes_are_checked():
     outcome = system_runtime.check_hsa_runtime("amd", lib=FakeLibhsa(fail={"hsa_agent_get_info": 0x1004}))
     assert outcome.status == "fail" and "HSA_STATUS_ERROR_INVALID_AGENT" in outcome.message
+
+
+def test_nvml_device_state():
+    from fake_libs import FakeLibnvml
+
+    lib = FakeLibnvml()
+    outcome = system_runtime.check_nvml("nvidia", lib=lib)
+    assert outcome.status == "pass", outcome
+    state = outcome.details["device_state"][0]
+    assert state["persistence_mode"] is True and state["mig_mode"] == {"current": False, "pending": False}
+    assert state["ecc_mode"]["current"] is True and state["compute_mode"] == "default"
+    assert state["power_limit_w"] == 700.0 and state["power_draw_w"] == 71.234
+    assert state["clocks_mhz"] == {"graphics": 345, "sm": 345, "memory": 2619}
+    assert state["max_clocks_mhz"]["sm"] == 1980
+    assert state["clock_event_reasons"] == ["gpu_idle"]
+    assert state["pcie"] == {"gen": 5, "width": 16, "max_gen": 5, "max_width": 16}
+    assert lib.shut_down
+
+
+def test_nvml_reports_held_back_clocks_mig_and_unsupported_queries():
+    from fake_libs import FakeLibnvml
+
+    outcome = system_runtime.check_nvml("nvidia", lib=FakeLibnvml(reasons=0x4 | 0x40, mig=1,
+                                                                  unsupported={"nvmlDeviceGetEccMode"}))
+    state = outcome.details["device_state"][0]
+    assert state["clock_event_reasons"] == ["sw_power_cap", "hw_thermal_slowdown"]
+    assert state["ecc_mode"] == "not supported"
+    assert "MIG on" in outcome.message and "sw_power_cap/hw_thermal_slowdown" in outcome.message
+    assert system_runtime.clock_reasons(0x1000) == ["unknown 0x1000"]
+
+
+def test_nvml_handle_failure_fails():
+    from fake_libs import FakeLibnvml
+
+    outcome = system_runtime.check_nvml("nvidia", lib=FakeLibnvml(fail={"nvmlDeviceGetHandleByIndex_v2": 999}))
+    assert outcome.status == "fail" and "Unknown Error" in outcome.message
