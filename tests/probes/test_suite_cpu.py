@@ -1,6 +1,7 @@
 """The real suite on this CPU-only box, through the runner's invocation contract."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -191,7 +192,10 @@ def test_quick_run_is_quick_and_smoke_only(quick_run):
     assert not any(i.startswith("performance.") for i in ids)
     assert "framework.compile" not in ids
     assert document["verdict"]["status"] == "pass"
-    assert seconds < 10, seconds
+    # 10 s on an idle box (bench/probe_suite.py measures the real figure); scaled when other
+    # work keeps more runnable processes than cores, as on a shared CI runner
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    assert seconds < 10 * max(1.0, load), (seconds, load)
 
 
 def test_no_perf_and_only(tmp_path):
