@@ -80,18 +80,53 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+CACHE_DIR_ENV = "GPUMATRIX_CACHE_DIR"
+# Compile caches the stack keeps, and where under GPUMATRIX_CACHE_DIR each one goes.
+CACHE_VARIABLES = (
+    ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+    ("TRITON_CACHE_DIR", "triton"),
+    ("TRITON_HOME", "triton-home"),
+    ("MIOPEN_USER_DB_PATH", "miopen/db"),
+    ("MIOPEN_CUSTOM_CACHE_DIR", "miopen/cache"),
+    ("ROCFFT_RTC_CACHE_PATH", "rocfft/rocfft_kernel_cache.db"),  # a file, not a folder
+    ("CUDA_CACHE_PATH", "cuda-compute-cache"),
+)
+
+
 def child_environment(base: Mapping[str, str]) -> Dict[str, str]:
     """The children's environment: the caller's, with writable compiler caches.
 
-    Images are read-only except /tmp and may run as a user without a home or a passwd
-    entry, so Inductor's and Triton's caches go under the temp dir unless set already.
+    With ``GPUMATRIX_CACHE_DIR`` (a persistent folder the runner mounts), every compile cache
+    of CACHE_VARIABLES that is not set already points under it, so MIOpen's find database,
+    rocFFT's runtime-compiled kernels, the CUDA JIT cache, Inductor and Triton are reused
+    from one run to the next. Without it, Inductor's and Triton's caches go under the temp
+    dir (images are read-only except /tmp and may run as a user without a home), and the
+    others stay where the libraries put them.
     """
     env = dict(base)
+    cache_dir = env.get(CACHE_DIR_ENV, "").strip()
+    if cache_dir:
+        for name, relative in CACHE_VARIABLES:
+            if env.get(name):
+                continue
+            path = os.path.join(cache_dir, relative)
+            folder = os.path.dirname(path) if name == "ROCFFT_RTC_CACHE_PATH" else path
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError:
+                continue  # not writable: leave the library's default
+            env[name] = path
+        return env
     cache_root = os.path.join(tempfile.gettempdir(), "gpumatrix-probes-%d" % os.getuid())
     env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(cache_root, "inductor"))
     env.setdefault("TRITON_CACHE_DIR", os.path.join(cache_root, "triton"))
     env.setdefault("TRITON_HOME", os.path.join(cache_root, "triton-home"))
     return env
+
+
+def cache_facts(env: Mapping[str, str]) -> Dict[str, Optional[str]]:
+    """Where the children's compile caches are."""
+    return {name: env.get(name) for name, _ in CACHE_VARIABLES}
 
 
 def decide_in_parent(probe: Probe, torch_facts: Mapping[str, Any], facts_ok: bool,
@@ -135,6 +170,7 @@ def run_suite(
     mode = "quick" if quick else "full"
     env = child_environment(environ)
     facts = collect_host_facts()
+    facts["caches"] = cache_facts(env)
     child_facts = run_facts_child(timeout_s or FACTS_TIMEOUT_S, env, budget)
     facts_ok = "error" not in child_facts
     if facts_ok:
