@@ -1,4 +1,4 @@
-"""Child process entry point: ``python -m probes._child --mode M (--facts | PROBE_ID...)``.
+"""Child process entry point: ``python -m probes._child --mode M [--facts] [-- PROBE_ID...]``.
 
 Runs the given probes in order in this one process and reports each result as soon as
 it is known, as one line ``@@GPUMATRIX@@ {json}`` on stdout, after announcing each probe
@@ -148,9 +148,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--facts", action="store_true")
     parser.add_argument("probe_ids", nargs="*")
     args = parser.parse_args(argv)
-    if args.facts:
+    if args.facts:  # first, so that the parent has them even if a probe below kills the child
         run_facts()
-    else:
+    if args.probe_ids:
         run_probes(args.probe_ids, args.mode)
         if "torch" in sys.modules:  # which GPU/math libraries these probes really loaded
             from .facts import loaded_libraries

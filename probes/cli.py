@@ -171,30 +171,44 @@ def run_suite(
     env = child_environment(environ)
     facts = collect_host_facts()
     facts["caches"] = cache_facts(env)
-    child_facts = run_facts_child(timeout_s or FACTS_TIMEOUT_S, env, budget)
-    facts_ok = "error" not in child_facts
-    if facts_ok:
-        for key, value in child_facts.items():
-            if key != "accelerator":
-                facts[key] = value
-        accelerator = child_facts["accelerator"]
-    else:
+    state = {"have_facts": False, "facts_ok": False, "accelerator": "cpu"}  # type: Dict[str, Any]
+
+    def absorb(child_facts: Mapping[str, Any]) -> None:
+        """Take the torch facts (or why there are none) into the document."""
+        state["have_facts"] = True
+        state["facts_ok"] = "error" not in child_facts
+        if state["facts_ok"]:
+            for key, value in child_facts.items():
+                if key != "accelerator":
+                    facts[key] = value
+            state["accelerator"] = child_facts["accelerator"]
+            return
         facts["torch"] = torch_unavailable_facts("facts child failed: %s" % child_facts["error"])
         facts["devices"] = []
-        accelerator = "cpu"
-        if child_facts.get("timed_out"):
+        if child_facts.get("timed_out") and not budget.blocked:
             budget.blocked = "not run: torch's GPU initialisation timed out in the facts child (%s)" % (
                 child_facts["error"])
 
     results = []  # type: List[Dict[str, Any]]
     arch_problem = None  # type: Optional[str]
     for group in groups_in_order(probes):
-        decided = {}
+        needs_torch = [p.needs != NEEDS_NOTHING for p in group]
+        decided = {}  # type: Dict[str, Dict[str, Any]]
+        if not state["have_facts"] and any(needs_torch):
+            if all(needs_torch) and not budget.blocked:
+                # this group's first child collects the facts too: one torch import fewer
+                decided = {r["id"]: r for r in run_group(group, mode, timeout_s, env, budget,
+                                                         facts_timeout_s=timeout_s or FACTS_TIMEOUT_S)}
+                absorb(budget.facts if budget.facts is not None else (budget.facts_error or {"error": "no facts"}))
+            else:
+                absorb(run_facts_child(timeout_s or FACTS_TIMEOUT_S, env, budget))
         for probe in group:
+            if probe.id in decided:
+                continue
             if arch_problem and probe.needs != NEEDS_NOTHING and probe.layer >= 3:
                 result = probe_result(probe, SKIP, 0.0, arch_problem, {"blocked_by": ARCH_PROBE})  # type: Any
             else:
-                result = decide_in_parent(probe, facts["torch"], facts_ok, facts.get("expect"))
+                result = decide_in_parent(probe, facts.get("torch", {}), state["facts_ok"], facts.get("expect"))
             if result is not None:
                 decided[probe.id] = result
         to_run = [p for p in group if p.id not in decided]
@@ -207,6 +221,12 @@ def run_suite(
                 d.get("match") == "none" for d in arch["details"].get("devices", []) if isinstance(d, dict)):
             # no kernels for this GPU: later GPU work would only fail as launch errors
             arch_problem = "not run: %s (%s)" % (arch["message"], ARCH_PROBE)
+    if not state["have_facts"]:
+        if budget.blocked:  # a hung driver would hang torch's initialisation too
+            absorb({"error": budget.blocked.replace("not run: ", "not collected: ", 1)})
+        else:
+            absorb(run_facts_child(timeout_s or FACTS_TIMEOUT_S, env, budget))
+    accelerator = state["accelerator"]
 
     budget.add_libraries(facts.pop("loaded_libraries", None) or [])
     facts["loaded_libraries"] = sorted(budget.libraries.values(), key=lambda e: (str(e.get("name")), e["path"]))

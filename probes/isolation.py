@@ -44,6 +44,8 @@ class Budget:
         self.ends = None if deadline_s is None else time.monotonic() + deadline_s
         self.blocked = None  # type: Optional[str]
         self.libraries = {}  # type: Dict[str, Dict[str, Any]]  # loaded in any child, by path
+        self.facts = None  # type: Optional[Dict[str, Any]]  # torch facts from a group's first child
+        self.facts_error = None  # type: Optional[Dict[str, Any]]
 
     def add_libraries(self, entries: Any) -> None:
         for entry in entries[:200]:
@@ -343,13 +345,15 @@ def _skip(probe: Probe, reason: str, blocked_by: Optional[str] = None) -> Dict[s
 
 def run_group(
     probes: Sequence[Probe], mode: str, timeout_s: Optional[float], env: Mapping[str, str],
-    budget: Optional[Budget] = None,
+    budget: Optional[Budget] = None, facts_timeout_s: Optional[float] = None,
 ) -> List[Dict[str, Any]]:
     """Run one group of probes in child processes; one result per probe, in order.
 
     Each probe is held to its own limit (``timeout_s`` overrides them all). The probe that
     was running when a child ended is blamed, and the rest run on in a fresh child; after
     a timeout of a ``gpu_init`` probe, ``budget.blocked`` is set and the rest are skipped.
+    With ``facts_timeout_s``, the first child collects the torch facts first (saving a torch
+    import): they land in ``budget.facts``, or why not in ``budget.facts_error``.
     """
     budget = budget if budget is not None else Budget()
     results = {}  # type: Dict[str, Dict[str, Any]]
@@ -365,8 +369,22 @@ def run_group(
             pending = [p for p in pending if p.layer < 2]
             continue
         limits = {p.id: timeout_s or p.timeout_s for p in pending}
-        run = run_child(["--mode", mode, "--"] + [p.id for p in pending],
-                        min(min(limits.values()), BETWEEN_PROBES_S), env, limits=limits, budget=budget)
+        want_facts = facts_timeout_s is not None and budget.facts is None and budget.facts_error is None
+        run = run_child((["--facts"] if want_facts else []) + ["--mode", mode, "--"] + [p.id for p in pending],
+                        facts_timeout_s if want_facts else min(min(limits.values()), BETWEEN_PROBES_S), env,
+                        limits=limits, budget=budget)
+        if want_facts:
+            for message in run.messages:
+                if message["type"] == "facts" and isinstance(message.get("facts"), dict):
+                    budget.facts = message["facts"]
+                    break
+            else:
+                verdict = classify_unreported(run, facts_timeout_s, budget)
+                budget.facts_error = {"error": "%s: %s" % (verdict["status"], verdict["message"]),
+                                      "timed_out": run.timed_out and not any(
+                                          m["type"] == "start" for m in run.messages)}
+                if budget.facts_error["timed_out"] and not run.deadline_hit:
+                    budget.blocked = "not run: torch's GPU initialisation timed out (%s)" % budget.facts_error["error"]
         by_id = {p.id: p for p in pending}
         restart = False
         for message in run.messages:

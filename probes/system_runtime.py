@@ -590,7 +590,10 @@ def check_rocm_smi(expect: Optional[str]) -> Outcome:
         names = []
         for index in range(count.value):
             name = ctypes.create_string_buffer(256)
-            lib.rsmi_dev_name_get(ctypes.c_uint32(index), name, ctypes.c_size_t(len(name)))
+            code = lib.rsmi_dev_name_get(ctypes.c_uint32(index), name, ctypes.c_size_t(len(name)))
+            if code != 0:
+                details["devices"] = names
+                return failed("rsmi_dev_name_get(%d) failed: %s" % (index, status_text(code)), **details)
             names.append(_c_string(name.value))
         details["devices"] = names
     finally:

@@ -130,3 +130,44 @@ def test_sticky_error_detection():
     assert sticky_device_error({"message": "CUDA error: an illegal memory access was encountered",
                                 "details": {}}) == "CUDA error"
     assert sticky_device_error({"message": "matmul within tolerance", "details": {}}) is None
+
+
+def test_parent_skips_gpu_work_after_a_missing_arch(monkeypatch):
+    """When layer 3 finds no kernels for the GPU, later GPU groups are not run into launch errors."""
+    from probes import cli
+    from probes.model import probe_result
+    from probes.registry import load_probes
+
+    facts = {"torch": {"version": "2.5.1+cu124", "cuda": "12.4", "hip": None, "available": True,
+                       "import_error": None, "arch_list": ["sm_80"]},
+             "devices": [{"index": 0, "arch": "sm_120"}], "accelerator": "cuda"}
+    monkeypatch.setattr(cli, "run_facts_child", lambda timeout, env, budget: facts)
+    monkeypatch.setattr(cli, "collect_host_facts", lambda: {"expect": "nvidia"})
+    ran = []
+
+    def fake_group(probes, mode, timeout_s, env, budget, facts_timeout_s=None):
+        ran.extend(p.id for p in probes)
+        if facts_timeout_s is not None:
+            budget.facts = facts
+        out = []
+        for probe in probes:
+            if probe.id == "programming_interface.arch_list":
+                out.append(probe_result(probe, "fail", 0.1, "no kernels for sm_120 (device 0) in this build",
+                                        {"devices": [{"device": "sm_120", "match": "none"}]}))
+            else:
+                out.append(probe_result(probe, "pass", 0.1, "fine", {}))
+        return out
+
+    monkeypatch.setattr(cli, "run_group", fake_group)
+    wanted = [p for p in load_probes() if p.id in (
+        "kernel_driver.nvidia_driver", "programming_interface.arch_list", "programming_interface.kernel_launch",
+        "math_libraries.matmul_fp32", "framework.sdpa", "performance.matmul_tflops")]
+    document = cli.run_suite(wanted, quick=False, timeout_s=None, environ={})
+    results = {r["id"]: r for r in document["probes"]}
+    assert results["programming_interface.arch_list"]["status"] == "fail"
+    for probe_id in ("math_libraries.matmul_fp32", "framework.sdpa", "performance.matmul_tflops"):
+        assert results[probe_id]["status"] == "skip", results[probe_id]
+        assert results[probe_id]["message"].startswith("not run: no kernels for sm_120")
+        assert probe_id not in ran
+    assert results["kernel_driver.nvidia_driver"]["status"] == "pass"
+    assert document["verdict"]["lowest_failing_layer"] == 3

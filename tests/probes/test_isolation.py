@@ -114,3 +114,20 @@ def test_bounded_tail_keeps_the_end():
     for chunk in (b"abc", b"defghij", b"klmnopqrstuvwxyz"):
         keep.add(chunk)
     assert keep.text() == "qrstuvwxyz"
+
+
+def test_torch_hanging_in_gpu_initialisation_skips_the_gpu_groups(tmp_path):
+    """torch's import / cuda init hangs (a wedged driver): one probe is blamed, the GPU groups after it skip."""
+    fake = tmp_path / "torch"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("import time\ntime.sleep(600)\n")
+    env = suite_env(PYTHONPATH=str(tmp_path))
+    started = time.monotonic()
+    document = run_json("--quick", "--timeout", "3", env=env)
+    assert time.monotonic() - started < 40
+    probes = by_id(document)
+    assert probes["programming_interface.runtime"]["status"] == "timeout"
+    assert probes["math_libraries.matmul_fp32"]["status"] == "skip"
+    assert "GPU initialisation timed out" in probes["math_libraries.matmul_fp32"]["message"]
+    assert probes["kernel_driver.nvidia_device_nodes"]["status"] == "skip"  # layer 1 ran, and ran first
+    assert "timeout: no result within 3s" in document["facts"]["torch"]["import_error"]
