@@ -160,6 +160,15 @@ def decide_in_parent(probe: Probe, torch_facts: Mapping[str, Any], facts_ok: boo
     return None
 
 
+QUICK_TORCH_GROUP = "quick.torch"
+
+
+def smoke_groups(probes: Sequence[Probe]) -> List[Probe]:
+    """``--quick``: the few torch smoke probes share one child (one torch import, which is most
+    of the smoke run's time); per-probe limits, blame and sticky-error restarts still apply."""
+    return [p._replace(group=QUICK_TORCH_GROUP) if p.needs != NEEDS_NOTHING else p for p in probes]
+
+
 def run_suite(
     probes: Sequence[Probe], quick: bool, timeout_s: Optional[float], environ: Mapping[str, str],
     deadline_s: Optional[float] = DEADLINE_S,
@@ -191,7 +200,7 @@ def run_suite(
 
     results = []  # type: List[Dict[str, Any]]
     arch_problem = None  # type: Optional[str]
-    for group in groups_in_order(probes):
+    for group in groups_in_order(smoke_groups(probes) if quick else probes):
         needs_torch = [p.needs != NEEDS_NOTHING for p in group]
         decided = {}  # type: Dict[str, Dict[str, Any]]
         if not state["have_facts"] and any(needs_torch):

@@ -275,3 +275,15 @@ def test_runs_from_a_read_only_copy_like_the_runner(tmp_path):
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert by_id(json.loads(done.stdout.decode()))["math_libraries.matmul_fp32"]["status"] == "pass"
+
+
+def test_quick_smoke_probes_share_one_torch_child(quick_run):
+    """--quick imports torch once: its torch probes share one child (with the facts)."""
+    from probes.cli import QUICK_TORCH_GROUP, smoke_groups
+    from probes.registry import groups_in_order, load_probes, select_probes
+
+    quick = select_probes(load_probes(), [], quick=True, perf=False)
+    torch_groups = [g for g in groups_in_order(smoke_groups(quick)) if any(p.needs != "nothing" for p in g)]
+    assert [g[0].group for g in torch_groups] == [QUICK_TORCH_GROUP]
+    document, _ = quick_run
+    assert by_id(document)["math_libraries.matmul_fp32"]["status"] == "pass"
