@@ -119,11 +119,15 @@ def summarise(walls: list[float], documents: list[dict[str, Any]]) -> dict[str, 
     }
 
 
-def bench_native(runs: int, timeout_s: float, baseline: Path | None = None) -> dict[str, Any]:
+MODES = {"full": [], "quick": ["--quick"]}
+
+
+def bench_native(runs: int, timeout_s: float, baseline: Path | None = None,
+                 modes: tuple[str, ...] = ("full", "quick")) -> dict[str, Any]:
     """Full and --quick runs of the working tree's probes (and, interleaved, of ``baseline``'s)."""
     results: dict[str, Any] = {}
     roots = {"native": REPO} if baseline is None else {"native": REPO, "baseline": baseline}
-    for mode, extra in (("full", []), ("quick", ["--quick"])):
+    for mode, extra in ((m, MODES[m]) for m in modes):
         walls: dict[str, list[float]] = {name: [] for name in roots}
         documents: dict[str, list[dict[str, Any]]] = {name: [] for name in roots}
         for index in range(runs):
@@ -287,8 +291,12 @@ def table(report: dict[str, Any]) -> str:
         title = {"native": "native", "baseline": "baseline %s" % report.get("baseline_ref")}.get(
             where) or "cell image %s" % section["image"]
         lines.append("")
+        empty = {"runs": 0, "median_wall_s": float("nan"), "median_suite_duration_s": float("nan"), "probes": {},
+                 "median_cpu_s": float("nan"), "loadavg_1m_at_start": []}
+        section = dict(section, full=section.get("full", empty), quick=section.get("quick", empty))
         lines.append("%s, %d run(s) each: median wall full %.2f s, quick %.2f s" % (
-            title, section["full"]["runs"], section["full"]["median_wall_s"], section["quick"]["median_wall_s"]))
+            title, max(section["full"]["runs"], section["quick"]["runs"]), section["full"]["median_wall_s"],
+            section["quick"]["median_wall_s"]))
         lines.append("  suite's own duration_s (median): full %.2f s, quick %.2f s" % (
             section["full"]["median_suite_duration_s"], section["quick"]["median_suite_duration_s"]))
         if "median_cpu_s" in section["full"]:
@@ -329,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-cell", action="store_true", help="also run inside the newest CPU cell image")
     parser.add_argument("--compare-bare", action="store_true",
                         help="compare layer 6 with a bare bf16 matmul loop and D2D copy (GPU only)")
+    parser.add_argument("--mode", choices=("both", "full", "quick"), default="both",
+                        help="which suite modes to run natively (default both)")
     parser.add_argument("--baseline-ref", metavar="REF",
                         help="also run probes/ of this git commit, interleaved with the working tree's")
     parser.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
@@ -340,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_native:
         with tempfile.TemporaryDirectory(prefix="gpumatrix-baseline-") as folder:
             baseline = extract_ref(args.baseline_ref, Path(folder)) if args.baseline_ref else None
-            native = bench_native(args.runs, args.timeout, baseline)
+            native = bench_native(args.runs, args.timeout, baseline,
+                                  tuple(MODES) if args.mode == "both" else (args.mode,))
         report["native"] = native["native"]
         if "baseline" in native:
             report["baseline"], report["baseline_ref"] = native["baseline"], args.baseline_ref
