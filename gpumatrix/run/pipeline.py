@@ -7,30 +7,25 @@ interrupted run keeps everything it finished.
 
 from __future__ import annotations
 
-import fcntl
-import functools
-import hashlib
 import json
 import os
 import queue
 import re
-import signal
 import socket
 import threading
 import time
 import traceback
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from contextlib import ExitStack
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from gpumatrix import __version__
 from gpumatrix.config.matrix import Cell, Matrix, RunOptions
 from gpumatrix.diagnose import diagnose, facts_from_cell_result, failure_text_of_cell
-from gpumatrix.run.preflight import preflight_cell
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
-from gpumatrix.errors import BuildError, ResultsLocked, UsageError
+from gpumatrix.errors import BuildError, UsageError
 from gpumatrix.host import HostInfo, discover_host
 from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
@@ -39,71 +34,15 @@ from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render
 from gpumatrix.results.status import VERDICT
 from gpumatrix.results.store import CellResult, ResultsDir
 from gpumatrix.run.schedule import Scheduler
-from gpumatrix.resources import probes_dir
+from gpumatrix.run.plan import plan_cells
 from gpumatrix.run.request import RunRequest, remembered
+from gpumatrix.run.reuse import probe_key
+from gpumatrix.run.safety import get_interruptibly, pid_alive, results_lock, terminate_as_interrupt
 from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
 from gpumatrix.images.serve import WheelServer
 from gpumatrix.images.wheelhouse import Wheelhouse
 
-VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "cpu": "CPU"}
-
-
-@dataclass(frozen=True)
-class PlannedCell:
-    cell: Cell
-    action: str  # "run" | "skip" | "not_applicable"
-    reason: str | None = None
-
-
-def plan_cells(cells: Sequence[Cell], host: HostInfo, force: bool = False,
-               run: RunOptions | None = None) -> list[PlannedCell]:
-    """Decide per cell: run it, skip it (no GPU of its vendor here, or the cheap preflight says it cannot
-    work: driver too old, arch not compiled in), or record it as not applicable."""
-    planned = []
-    for cell in cells:
-        reason = None if force or not cell.applicable else preflight_cell(cell, host, run)
-        if not cell.applicable:
-            planned.append(PlannedCell(cell, "not_applicable", cell.reason))
-        elif reason is not None:
-            planned.append(PlannedCell(cell, "skip", f"cannot work on this host: {reason}"))
-        elif not force and not host.has_vendor(cell.vendor):
-            vendor = VENDOR_NAMES[cell.vendor]
-            has = "no GPU" if not host.gpus else host.host_type()
-            planned.append(PlannedCell(cell, "skip", f"no {vendor} GPU on this host (it has {has}); "
-                                                     f"run it on a host with one, or pass --force to try anyway"))
-        else:
-            planned.append(PlannedCell(cell, "run"))
-    return planned
-
-
 ENGINE_RECONNECT_S = 60.0
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM (a CI cancel) like Ctrl-C, so containers are removed and the summary says what was cut."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):  # noqa: ARG001 - signal API
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _pid_alive(pid: str | None) -> bool:
-    try:
-        os.kill(int(pid or ""), 0)
-        return True
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
 
 
 class ResumeImpossible(UsageError):
@@ -115,31 +54,6 @@ class ResumeImpossible(UsageError):
 
 class _Stopped(Exception):
     """The run was interrupted: a cell thread stops before starting new work (nothing is recorded)."""
-
-
-def _get_interruptibly(q: "queue.Queue[CellResult]") -> CellResult:
-    """``q.get()`` that still lets Ctrl-C and SIGTERM through (a plain blocking get would not)."""
-    while True:
-        try:
-            return q.get(timeout=0.5)
-        except queue.Empty:
-            continue
-
-
-@contextmanager
-def results_lock(results: ResultsDir) -> Iterator[None]:
-    """Hold an exclusive lock on the results folder so two runs never interleave their files."""
-    results.path.mkdir(parents=True, exist_ok=True)
-    fd = os.open(results.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ResultsLocked(f"another gpumatrix run is using {results.path}; wait for it to finish "
-                                f"or pass a different --results folder") from None
-        yield
-    finally:
-        os.close(fd)
 
 
 def diagnose_result(result: CellResult, text: str = "") -> dict[str, Any]:
@@ -241,7 +155,7 @@ class Runner:
         r = self.request
         build, probe, force, rebuild, quick, perf, resume, jobs = (
             r.build, r.probe, r.force, r.rebuild, r.quick, r.perf, r.resume, r.jobs)
-        with results_lock(self.results), _terminate_as_interrupt(), ExitStack() as stack:
+        with results_lock(self.results), terminate_as_interrupt(), ExitStack() as stack:
             previous = self.results.load_summary() if resume else None
             done: dict[str, str] = {}
             if previous is not None:
@@ -284,7 +198,7 @@ class Runner:
                         c, server, build=build, probe=probe, rebuild=rebuild, quick=quick, perf=perf)),
                         name=f"gpumatrix-{cell.id}", daemon=True).start()
                 for _ in planned:
-                    result = _get_interruptibly(finished)
+                    result = get_interruptibly(finished)
                     self.results.write_cell(result)
                     summary["cells"][result.cell_id] = result.status
                     summary["not_done"].remove(result.cell_id)
@@ -312,12 +226,7 @@ class Runner:
         return summary
 
     def probe_key(self, cell: Cell, image: Mapping[str, Any], quick: bool, perf: bool | None) -> str:
-        """What a probe result depends on: the image's id, the probe suite's files, this host's GPUs,
-        drivers, kernel and engine, the cell's env and run options, and the probe mode."""
-        host = {k: v for k, v in self.host.fingerprint().items() if k != "hostname"}
-        payload = {"image": image.get("id"), "suite": probe_suite_hash(), "host": host, "env": dict(cell.env),
-                   "run": repr(self.run_options), "quick": quick, "perf": perf}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
+        return probe_key(cell, image, self.host, self.run_options, quick, perf)
 
     def _reusable(self, cell: Cell, key: str) -> CellResult | None:
         """The saved result of ``cell`` if its probes ran with exactly this key (pass or fail only)."""
@@ -352,7 +261,7 @@ class Runner:
             labels = c.labels
             if labels.get(f"{LABEL_NS}.role") != "probe" or labels.get(f"{LABEL_NS}.hostname") != socket.gethostname():
                 continue
-            if labels.get(f"{LABEL_NS}.session") == SESSION_ID or _pid_alive(labels.get(f"{LABEL_NS}.pid")):
+            if labels.get(f"{LABEL_NS}.session") == SESSION_ID or pid_alive(labels.get(f"{LABEL_NS}.pid")):
                 continue
             self.engine.remove_container(c.id)
             removed.append(c.id)
@@ -482,16 +391,6 @@ def _ready_made_torch(result: CellResult, document: Mapping[str, Any]) -> str | 
         return None
     error = str(torch_facts.get("import_error") or "torch is not importable")[:300]
     return f"no usable torch in this image (import torch: {error})"
-
-
-@functools.lru_cache(maxsize=None)
-def probe_suite_hash() -> str:
-    """sha256 over the probe suite's files (names and bytes): a changed probe means new results."""
-    h = hashlib.sha256()
-    root = probes_dir()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:24]
 
 
 def _read_tail(path: Path, limit: int = 64 * 1024) -> str:
