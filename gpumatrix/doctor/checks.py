@@ -88,7 +88,7 @@ def check_nvidia(host: HostInfo, cells: Sequence[Cell], run: RunOptions) -> list
     wanted = any(c.vendor == "nvidia" and c.applicable for c in cells)
     if not host.vendor_gpus("nvidia"):
         return [Check("nvidia passthrough", "skip", "no NVIDIA GPU here" + (
-            f"; {sum(c.vendor == 'nvidia' for c in cells)} NVIDIA cells will be skipped" if wanted else ""))]
+            f"; {sum(c.vendor == 'nvidia' and c.applicable for c in cells)} NVIDIA cells will be skipped" if wanted else ""))]
     checks = check_nvidia_modes(host)
     summary = "; ".join(f"{m}: {'ok' if checks[m].ok else 'no'} ({checks[m].why})" for m in AUTO_ORDER)
     out = []
@@ -115,7 +115,7 @@ def check_amd(host: HostInfo, cells: Sequence[Cell], run: RunOptions) -> list[Ch
     wanted = any(c.vendor == "amd" and c.applicable for c in cells)
     if not host.vendor_gpus("amd") and not host.dev_kfd:
         return [Check("amd passthrough", "skip", "no AMD GPU here" + (
-            f"; {sum(c.vendor == 'amd' for c in cells)} AMD cells will be skipped" if wanted else ""))]
+            f"; {sum(c.vendor == 'amd' and c.applicable for c in cells)} AMD cells will be skipped" if wanted else ""))]
     out = []
     engine = host.engine or {}
     if engine.get("docker_desktop") or not host.dev_kfd:
