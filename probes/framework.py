@@ -7,10 +7,10 @@ import math
 import os
 import shutil
 import warnings
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Optional
 
 from .context import ProbeContext
-from .model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
+from .model import NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
 from .numerics import compare
 
 

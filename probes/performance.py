@@ -223,7 +223,7 @@ def telemetry_reader(ctx: ProbeContext) -> Optional[Callable[[], Dict[str, Any]]
     pci = device.get("pci")
     try:
         if ctx.accelerator == "cuda":
-            return nvml_reader(("0000" + pci[4:] + ".0") if pci else None)
+            return nvml_reader(pci + ".0" if pci else None)  # NVML takes "domain:bus:device.function"
         return amdgpu_reader(pci + ".0" if pci else None)
     except Exception:
         return None
