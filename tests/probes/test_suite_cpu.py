@@ -1,10 +1,8 @@
 """The real suite on this CPU-only box, through the runner's invocation contract."""
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import jsonschema
 import pytest

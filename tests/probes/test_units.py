@@ -12,7 +12,7 @@ import torch
 from probes import framework, kernel_driver, numerics, system_runtime
 from probes.facts import nvidia_driver_version
 from probes.model import (
-    FAIL, PASS, SKIP, Probe, compute_verdict, jsonable, validate_probe_id,
+    FAIL, PASS, SKIP, compute_verdict, jsonable, validate_probe_id,
 )
 from probes.registry import load_probes, select_probes, split_patterns
 
