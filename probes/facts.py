@@ -51,10 +51,11 @@ ENV_PREFIXES = ("PYTORCH_TUNABLEOP_", "MIOPEN_", "NCCL_", "RCCL_", "HSA_", "HIP_
                 "ROCFFT_", "CUDA_CACHE_")
 ENV_VALUE_LIMIT = 512
 
-# Distribution names worth reporting (as collect_env's pip filter does).
+# Distribution names worth reporting: every name collect_env's pip filter keeps (it keeps a line when any
+# of its patterns is a substring of it: mypy_extensions for "mypy"), and the GPU stacks' own packages.
 _PIP_NAME = re.compile(
-    r"^(torch.*|pytorch.*|triton.*|numpy|nvidia-.*|cuda-.*|.*cudnn.*|.*nccl.*|.*cublas.*|"
-    r"rocm.*|.*hip.*|amd-.*|mkl.*|intel-openmp|onnx.*|optree|mypy|flake8)$",
+    r"torch|triton|numpy|optree|nvidia-|cuda|cudnn|nccl|cublas|cufft|curand|cusolver|cusparse|nvjitlink|nvtx|"
+    r"rocm|hip|amd-|mkl|intel-|tbb|impi-|oneccl|umf|tcmlib|dpcpp|magma|soumith|onnx|mypy|flake8",
     re.IGNORECASE,
 )
 
@@ -325,7 +326,7 @@ def pip_packages() -> Dict[str, str]:
             name = dist.metadata["Name"]
         except Exception:
             continue
-        if name and _PIP_NAME.match(name):
+        if name and _PIP_NAME.search(name):
             found[name] = dist.version
     return dict(sorted(found.items()))
 
