@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 
 import pytest
+from test_registry_engine import _Cell, _start_registry, _stop
 
 from gpumatrix.engine.client import tar_context
 from gpumatrix.errors import BuildError
 from gpumatrix.images.registry import cell_ref
 from gpumatrix.run.pull import pull_cell_image, recorded_registry, resolve_pull_ref
-from test_registry_engine import _Cell, _start_registry, _stop
 
 pytestmark = pytest.mark.engine
 FAKE_DIGEST = "sha256:" + "ab" * 32

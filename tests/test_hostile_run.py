@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_reliability_engine import PY_DOCKERFILE, PY_IMAGE, _cell, _tag_cells
 
 from gpumatrix import cli
+from gpumatrix.engine.client import MANAGED_LABEL, tar_context
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.pipeline import Runner
 from gpumatrix.run.request import RunRequest
-from test_reliability_engine import _cell, _tag_cells, python_image  # noqa: F401 - python_image is a fixture
 
 pytestmark = pytest.mark.engine
 
@@ -38,6 +39,15 @@ bases:
 torch:
   - {version: "2.13.0", variants: [cpu]}
 """
+
+
+@pytest.fixture(scope="module")
+def python_image(engine):
+    """The small python image of tests/test_reliability_engine.py (built once, kept as that module keeps it)."""
+    if engine.image_info(PY_IMAGE) is None:
+        engine.build(tar_context({"Dockerfile": PY_DOCKERFILE}), PY_IMAGE, {},
+                     {MANAGED_LABEL: "true", "io.gpumatrix.cell": "test-python"}, lambda s: None, network_mode="host")
+    return PY_IMAGE
 
 
 def test_a_lone_surrogate_in_probe_output_does_not_end_the_run(engine, tracked, python_image, tmp_path, monkeypatch):
