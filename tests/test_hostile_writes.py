@@ -114,6 +114,22 @@ def test_save_cell_turns_a_full_disk_into_that_cells_error(tiny_disk):
     assert info.value.cell_id is None and info.value.errno == errno.ENOSPC
 
 
+def test_enospc_reported_late_by_fsync_is_the_same_typed_error(tmp_path, monkeypatch):
+    """Runs without root too: some filesystems (delayed allocation, NFS) report a full disk at fsync."""
+    results = ResultsDir(tmp_path)
+    old = results.write_cell(_result(reason="old"))
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    saved, err = results.save_cell(_result(reason="new"))
+    monkeypatch.undo()
+    assert err is not None and err.errno == errno.ENOSPC and saved.status == "error"
+    assert json.loads(old.read_text())["reason"] == "old"  # neither write replaced the old file
+    assert [p.name for p in results.cells_dir.iterdir()] == [old.name]
+
+
 def test_save_cell_returns_the_result_when_it_fits(tmp_path):
     result = _result(probes=_probe_doc("\ud800"))
     saved, err = ResultsDir(tmp_path).save_cell(result)

@@ -8,7 +8,9 @@ Layout of a results folder::
       logs/<cell id>.build.log
       logs/<cell id>.probe.log
 
-Every file is written atomically (temp + rename). A results file may come from another host or a
+Every file is written atomically (temp + rename); a write that fails (disk full, permissions) is a
+:class:`ResultWriteError` naming the cell, and :meth:`ResultsDir.save_cell` turns it into that cell's
+``error`` so one cell cannot end the run. A results file may come from another host or a
 hostile container, so it is validated where it enters (:meth:`CellResult.from_dict`): every field the
 tool reads has its type checked, and a file that fails is named and skipped, never fatal.
 """

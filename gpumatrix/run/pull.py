@@ -11,7 +11,6 @@ is refused (and removed again if this pull brought it).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -58,11 +57,7 @@ def recorded_registry(folder: Path) -> str | None:
     ``summary.json``'s ``push`` (the build run's ``--push``) when present; otherwise the one registry
     every recorded push names (several different ones: None, the caller must be told which to trust).
     """
-    try:
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        summary = None
-    push = summary.get("push") if isinstance(summary, dict) else None
+    push = ResultsDir(folder).load_summary().data.get("push")
     if isinstance(push, str) and push:
         try:
             return normalize_registry(push, flag="summary.json push")
