@@ -213,7 +213,7 @@ def clean(dry_run: bool = False, only: str | None = None) -> str:
         for c in engine.containers_with_label(MANAGED_LABEL):
             if not wanted(dict(c.labels)):
                 continue
-            alive = owner_alive(c.labels)
+            alive = owner_alive(c.labels, created=c.created)
             if alive or (alive is None and c.state not in ("exited", "dead")):
                 why = (f"its run (pid {c.labels.get(f'{LABEL_NS}.pid')}) is alive" if alive else
                        f"its run's owner cannot be checked here and it is {c.state or 'in an unknown state'}")

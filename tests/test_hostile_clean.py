@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import time
 
 import pytest
 
 from gpumatrix import cli
 from gpumatrix.engine.client import MANAGED_LABEL, ContainerSpec, tar_context
-from gpumatrix.run.liveness import owner_alive, pid_alive
+from gpumatrix.run.liveness import owner_alive, pid_alive, process_started_at
 
 
 def _dead_pid() -> int:
@@ -36,6 +37,18 @@ def test_owner_alive_knows_only_this_hosts_runs():
     assert owner_alive({"io.gpumatrix.hostname": here, "io.gpumatrix.pid": str(_dead_pid())}) is False
     assert owner_alive({"io.gpumatrix.hostname": here + "-other", "io.gpumatrix.pid": str(os.getpid())}) is None
     assert owner_alive({}) is None and owner_alive({"io.gpumatrix.hostname": here}) is None
+
+
+def test_a_reused_pid_is_not_the_owner():
+    """A live process that started after the container was created cannot have created it."""
+    here = socket.gethostname()
+    labels = {"io.gpumatrix.hostname": here, "io.gpumatrix.pid": str(os.getpid())}
+    started = process_started_at(os.getpid())
+    assert started is not None and abs(started - time.time()) < 7 * 24 * 3600
+    assert owner_alive(labels, created=time.time()) is True  # created after this process started
+    assert owner_alive(labels, created=started - 600) is False  # created ten minutes before it started
+    assert owner_alive(labels, created=started - 30) is True  # within the clock slack: kept
+    assert owner_alive(labels, created=None) is True  # unknown creation time: the safe side
 
 
 def _labels(cell: str, **extra: str) -> dict:
@@ -115,6 +128,8 @@ def test_clean_keeps_the_containers_of_a_live_run(engine, tracked, unique, base_
     dead = container("dead", **{"io.gpumatrix.hostname": here, "io.gpumatrix.pid": str(_dead_pid()),
                                 "io.gpumatrix.role": "probe"})
     remote = container("remote", **{"io.gpumatrix.hostname": f"{here}-elsewhere", "io.gpumatrix.pid": "1"})
+    listed = {c.id: c for c in engine.containers_with_label(MANAGED_LABEL)}
+    assert abs(listed[live].created - time.time()) < 600  # the engine's creation time reaches owner_alive
     out = cli.clean(only=cell)
     remaining = {c.id for c in engine.containers_with_label(MANAGED_LABEL)}
     assert live in remaining and remote in remaining, out

@@ -239,9 +239,12 @@ class Engine:
             if not isinstance(c, dict) or not isinstance(c.get("Id"), str):
                 continue
             names = c.get("Names") if isinstance(c.get("Names"), list) else []
+            created = c.get("Created")
             out.append(ContainerInfo(id=c["Id"], name=str(names[0]).lstrip("/") if names else "",
                                      labels=_str_map(c.get("Labels")), state=str(c.get("State") or ""),
-                                     image=str(c.get("Image") or "")))
+                                     image=str(c.get("Image") or ""),
+                                     created=float(created) if isinstance(created, (int, float))
+                                     and not isinstance(created, bool) else None))
         return out
 
     @_engine_op("removing a container")
