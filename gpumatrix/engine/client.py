@@ -206,6 +206,22 @@ class Engine:
         except docker.errors.NotFound:
             pass
 
+    @_engine_op("removing an image reference")
+    def remove_image_reference(self, ref: str) -> str | None:
+        """Remove one name of an image (``repo:tag``, ``repo@sha256:…``) without force.
+
+        The engine deletes the image only when that was its last name and nothing uses it; an image
+        with other names is just untagged. Returns None when done (or already gone), else the engine's
+        reason it refused (in use by a container, has dependent child images …); never raises for those.
+        """
+        try:
+            self.api.remove_image(ref, force=False)
+        except docker.errors.NotFound:
+            return None
+        except docker.errors.APIError as err:
+            return _reason(err)
+        return None
+
     @_engine_op("listing images")
     def images_with_label(self, label: str = MANAGED_LABEL) -> list[ImageInfo]:
         out = []
@@ -223,9 +239,12 @@ class Engine:
             if not isinstance(c, dict) or not isinstance(c.get("Id"), str):
                 continue
             names = c.get("Names") if isinstance(c.get("Names"), list) else []
+            created = c.get("Created")
             out.append(ContainerInfo(id=c["Id"], name=str(names[0]).lstrip("/") if names else "",
                                      labels=_str_map(c.get("Labels")), state=str(c.get("State") or ""),
-                                     image=str(c.get("Image") or "")))
+                                     image=str(c.get("Image") or ""),
+                                     created=float(created) if isinstance(created, (int, float))
+                                     and not isinstance(created, bool) else None))
         return out
 
     @_engine_op("removing a container")

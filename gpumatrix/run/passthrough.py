@@ -325,7 +325,9 @@ def passthrough_options_for(vendor: str, host: HostInfo, *, run: RunOptions | No
     """
     run = run or RunOptions()
     ipc = "host" if run.ipc == "host" else None
-    security = ("seccomp=unconfined",) if run.seccomp_unconfined else ()
+    # ROCm's debugger/profiler paths need unconfined seccomp; NVIDIA never does, so the option is AMD-only
+    # (an NVIDIA container keeps the engine's default seccomp profile even when the matrix asks for it).
+    security = ("seccomp=unconfined",) if run.seccomp_unconfined and vendor == "amd" else ()
     if vendor == "nvidia":
         try:
             mode, why = resolve_nvidia_mode(host, nvidia_mode or run.nvidia_mode)
