@@ -21,7 +21,13 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpumatrix.config.model import (
-    SCHEMA_VERSION, VENDORS, Base, Matrix, ReadyImage, RunOptions, TorchSpec,
+    SCHEMA_VERSION,
+    VENDORS,
+    Base,
+    Matrix,
+    ReadyImage,
+    RunOptions,
+    TorchSpec,
 )
 from gpumatrix.config.schema import compile_pattern, has_error_at, line_at, load_schema, schema_problems
 from gpumatrix.config.select import has_glob
@@ -235,7 +241,7 @@ class _Checks:
 
     def filters(self, base_ids: set[str]) -> None:
         for key in ("exclude", "include"):
-            for i, entry in self._entries(key):
+            for i, _entry in self._entries(key):
                 at = [key, i]
                 b = self._str(at + ["base"])
                 if b is not None and not has_glob(b) and b not in base_ids:

@@ -21,13 +21,13 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from gpumatrix.knowledge.versions import version_key
 from gpumatrix.report.escape import clean
 from gpumatrix.report.table import Table, TableEntry
 from gpumatrix.report.vocabulary import LAYER_NAMES, LEGEND, MARKS, SHOWN, counts_text, entry_summary, figure, word
 from gpumatrix.results.merge import Entry
 from gpumatrix.results.status import CONFLICT, STATUSES
 from gpumatrix.results.store import CellResult
-from gpumatrix.knowledge.versions import version_key
 
 # The order of an entry column sorted ascending: passes first (the faster first), then the worse.
 STATUS_RANK = {s: i for i, s in enumerate((STATUSES[0], CONFLICT, *STATUSES[1:]))}

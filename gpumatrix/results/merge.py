@@ -25,9 +25,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from gpumatrix.errors import ConfigError, Problem
 from gpumatrix.host import host_type_label
+from gpumatrix.knowledge.versions import version_key
 from gpumatrix.results.status import CONFLICT, FAILING, RAN, STATUSES
 from gpumatrix.results.store import CellResult, ResultsDir
-from gpumatrix.knowledge.versions import version_key
 
 MERGED_FORMAT = "gpumatrix-merged"
 MERGED_SCHEMA_VERSION = 1

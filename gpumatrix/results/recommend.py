@@ -17,10 +17,10 @@ from fnmatch import fnmatchcase
 from typing import Any, Mapping, Sequence
 
 from gpumatrix.errors import ExitCode, GpumatrixError
+from gpumatrix.knowledge.versions import at_least, version_key
 from gpumatrix.results.merge import Merged, Sourced
 from gpumatrix.results.status import NOT_RUN, PROBE_FAILING
 from gpumatrix.results.store import CellResult
-from gpumatrix.knowledge.versions import at_least, version_key
 
 CRITICAL_LAYERS = (1, 2, 3, 4, 5)
 # `docker run` flags that pass a vendor's GPUs through, as the vendors document them; --shm-size because

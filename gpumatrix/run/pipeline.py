@@ -27,20 +27,20 @@ from gpumatrix.diagnose import diagnose, facts_from_cell_result, failure_text_of
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
 from gpumatrix.errors import BuildError, UsageError
 from gpumatrix.host import HostInfo, discover_host
+from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
 from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
-from gpumatrix.run.pull import pull_cell_image
-from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
+from gpumatrix.images.serve import WheelServer
+from gpumatrix.images.wheelhouse import Wheelhouse
 from gpumatrix.results.status import VERDICT
 from gpumatrix.results.store import CellResult, ResultsDir
-from gpumatrix.run.schedule import Scheduler
 from gpumatrix.run.plan import plan_cells
+from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
+from gpumatrix.run.pull import pull_cell_image
 from gpumatrix.run.request import RunRequest, remembered
 from gpumatrix.run.reuse import probe_key
 from gpumatrix.run.safety import get_interruptibly, pid_alive, results_lock, terminate_as_interrupt
-from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
-from gpumatrix.images.serve import WheelServer
-from gpumatrix.images.wheelhouse import Wheelhouse
+from gpumatrix.run.schedule import Scheduler
 
 ENGINE_RECONNECT_S = 60.0
 

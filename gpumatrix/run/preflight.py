@@ -13,11 +13,20 @@ from typing import Iterable
 from gpumatrix.config.matrix import Base, Cell, RunOptions
 from gpumatrix.host import HostInfo
 from gpumatrix.knowledge.archs import code_runs, torch_arch_list
-from gpumatrix.knowledge.drivers import (cuda_version_of_image, cuda_version_of_variant, driver_need,
-                                         is_nvidia_cuda_image, max_cuda_for_driver)
+from gpumatrix.knowledge.drivers import (
+    cuda_version_of_image,
+    cuda_version_of_variant,
+    driver_need,
+    is_nvidia_cuda_image,
+    max_cuda_for_driver,
+)
 from gpumatrix.knowledge.versions import release
-from gpumatrix.run.passthrough import (PassthroughUnavailable, amd_missing_kfd_hint, hsa_override_for,
-                                       resolve_nvidia_mode)
+from gpumatrix.run.passthrough import (
+    PassthroughUnavailable,
+    amd_missing_kfd_hint,
+    hsa_override_for,
+    resolve_nvidia_mode,
+)
 
 
 def _upgrade_fix(need: str, host_driver: str) -> str:
