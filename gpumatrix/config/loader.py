@@ -126,7 +126,7 @@ class _Checks:
         """Whether the schema found nothing wrong at this path (and below)."""
         return not has_error_at(self.bad, at)
 
-    def _entries(self, key: str) -> list[tuple[int, LocDict]]:
+    def _entries(self, key: str) -> list[tuple[int, dict[str, Any]]]:
         raw = self.data.get(key)
         if not isinstance(raw, list):
             return []
@@ -145,8 +145,11 @@ class _Checks:
     def build(self) -> Matrix | None:
         d = self.data
         bases = self.bases()
-        base_ids = {b.id for b in bases} | {self._str(["bases", i, "id"]) for i, _ in self._entries("bases")}
-        base_ids.discard(None)
+        base_ids: set[str] = {b.id for b in bases}
+        for i, _ in self._entries("bases"):
+            bid = self._str(["bases", i, "id"])
+            if bid is not None:
+                base_ids.add(bid)
         images = self.images(base_ids)
         torch = self.torch()
         self.filters(base_ids)
@@ -161,7 +164,8 @@ class _Checks:
                       run=RunOptions(**dict(d.get("run") or {})), images=tuple(images))
 
     def bases(self) -> list[Base]:
-        out, seen = [], {}
+        out: list[Base] = []
+        seen: dict[str, int | None] = {}
         for i, entry in self._entries("bases"):
             at = ["bases", i]
             bid, vendor, variant = (self._str(at + [k]) for k in ("id", "vendor", "variant"))
@@ -186,7 +190,8 @@ class _Checks:
         return out
 
     def images(self, base_ids: set[str]) -> list[ReadyImage]:
-        out, seen = [], {}
+        out: list[ReadyImage] = []
+        seen: dict[str, int | None] = {}
         for i, entry in self._entries("images"):
             at = ["images", i]
             iid = self._str(at + ["id"])
@@ -205,7 +210,8 @@ class _Checks:
         return out
 
     def torch(self) -> list[TorchSpec]:
-        out, seen = [], {}
+        out: list[TorchSpec] = []
+        seen: dict[str, int | None] = {}
         for i, entry in self._entries("torch"):
             at = ["torch", i]
             before = len(self.problems)

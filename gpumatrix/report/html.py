@@ -53,7 +53,7 @@ def _environment() -> jinja2.Environment:
 @lru_cache(maxsize=4)
 def _asset(name: str) -> Markup:
     """A file of ``templates/`` to inline: ours, not foreign text, so it is not escaped."""
-    return Markup(resources.files("gpumatrix.report").joinpath("templates", name).read_text(encoding="utf-8"))
+    return Markup(resources.files("gpumatrix.report").joinpath("templates").joinpath(name).read_text(encoding="utf-8"))
 
 
 def _short(text: str) -> str:
@@ -130,9 +130,10 @@ def _details(e: Entry, anchor: str) -> dict[str, Any]:
 def render_html(table: Table) -> str:
     """The page, as one string (UTF-8, no external references)."""
     versions = sorted({row.result.torch for row in table.rows}, key=version_key)
-    rows, details = [], []
+    rows: list[dict[str, Any]] = []
+    details: list[dict[str, Any]] = []
     for i, row in enumerate(table.rows):
-        entries = []
+        entries: list[dict[str, Any] | None] = []
         for j, te in enumerate(row.entries):
             if te is None:
                 entries.append(None)
