@@ -31,7 +31,7 @@ Path_ = Sequence[Any]  # a JSON path: keys and list indexes
 @functools.lru_cache(maxsize=None)
 def load_schema() -> dict[str, Any]:
     """The shipped ``gpumatrix/data/matrix.schema.json`` (cached)."""
-    text = resources.files("gpumatrix").joinpath("data", "matrix.schema.json").read_text(encoding="utf-8")
+    text = resources.files("gpumatrix").joinpath("data").joinpath("matrix.schema.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

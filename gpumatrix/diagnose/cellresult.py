@@ -107,7 +107,8 @@ def failure_text_of_cell(document: Mapping[str, Any]) -> str:
     parts = [str(document.get("reason") or "")]
     for probe in ((document.get("probes") or {}).get("probes") or []):
         if isinstance(probe, dict) and probe.get("status") in FAILING_STATUSES:
-            details = probe.get("details") if isinstance(probe.get("details"), dict) else {}
+            raw_details = probe.get("details")
+            details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
             for key in ("error", "stderr_tail", "traceback"):
                 if isinstance(details.get(key), str):
                     parts.append(details[key][-4000:])

@@ -17,9 +17,15 @@ from typing import Sequence
 from gpumatrix.config.matrix import Cell, Matrix, RunOptions
 from gpumatrix.engine.models import EngineInfo
 from gpumatrix.host import HostInfo
-from gpumatrix.run.passthrough import (AUTO_ORDER, PassthroughUnavailable, amd_missing_kfd_hint, check_nvidia_modes,
-                          resolve_nvidia_mode, stale_cdi_specs)
 from gpumatrix.knowledge.versions import release
+from gpumatrix.run.passthrough import (
+    AUTO_ORDER,
+    PassthroughUnavailable,
+    amd_missing_kfd_hint,
+    check_nvidia_modes,
+    resolve_nvidia_mode,
+    stale_cdi_specs,
+)
 from gpumatrix.run.preflight import arch_check, driver_check
 
 STATUSES = ("pass", "warn", "fail", "skip")

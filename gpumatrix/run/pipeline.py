@@ -27,20 +27,20 @@ from gpumatrix.diagnose import diagnose, facts_from_cell_result, failure_text_of
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
 from gpumatrix.errors import BuildError, UsageError
 from gpumatrix.host import HostInfo, discover_host
+from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
 from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
-from gpumatrix.run.pull import pull_cell_image
-from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
+from gpumatrix.images.serve import WheelServer
+from gpumatrix.images.wheelhouse import Wheelhouse
 from gpumatrix.results.status import VERDICT
 from gpumatrix.results.store import CellResult, ResultsDir
-from gpumatrix.run.schedule import Scheduler
 from gpumatrix.run.plan import plan_cells
+from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
+from gpumatrix.run.pull import pull_cell_image
 from gpumatrix.run.request import RunRequest, remembered
 from gpumatrix.run.reuse import probe_key
 from gpumatrix.run.safety import get_interruptibly, pid_alive, results_lock, terminate_as_interrupt
-from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
-from gpumatrix.images.serve import WheelServer
-from gpumatrix.images.wheelhouse import Wheelhouse
+from gpumatrix.run.schedule import Scheduler
 
 ENGINE_RECONNECT_S = 60.0
 
@@ -170,13 +170,16 @@ class Runner:
             self.sweep_stale_containers()
             planned = [p for p in plan_cells(cells, self.host, force=force or not probe, run=self.matrix.run)
                        if p.cell.id not in done]
-            summary = {
+            # The cells map and not-done list ``summary`` holds, typed apart: the loop below updates them in place.
+            cells_done: dict[str, str] = dict(done)
+            not_done: list[str] = [p.cell.id for p in planned]
+            summary: dict[str, Any] = {
                 "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
                 "run_id": previous.data.get("run_id") if previous is not None else SESSION_ID,
                 "request": remembered(self.request),
                 "host": self.host.fingerprint(),
                 "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "state": "running", "cells": dict(done), "not_done": [p.cell.id for p in planned],
+                "state": "running", "cells": cells_done, "not_done": not_done,
             }
             started = time.monotonic()
             self.results.write_summary(summary)
@@ -200,8 +203,8 @@ class Runner:
                 for _ in planned:
                     result = get_interruptibly(finished)
                     self.results.write_cell(result)
-                    summary["cells"][result.cell_id] = result.status
-                    summary["not_done"].remove(result.cell_id)
+                    cells_done[result.cell_id] = result.status
+                    not_done.remove(result.cell_id)
                     self.results.write_summary(summary)
                 summary["state"] = "complete"
             except BaseException as err:
@@ -217,7 +220,7 @@ class Runner:
                     removed = 0
                     self.echo(f"could not remove this run's probe containers: {cleanup_err}")
                 why = "interrupted" if isinstance(err, KeyboardInterrupt) else f"stopped by an error ({err!r})"
-                self.echo(f"{why}: removed {removed} running probe containers; {len(summary['not_done'])} "
+                self.echo(f"{why}: removed {removed} running probe containers; {len(not_done)} "
                           f"cells not done; 'gpumatrix matrix --resume' continues with them")
                 raise
             finally:
@@ -353,19 +356,20 @@ class Runner:
                              f"{outcome.error}")
             echo(f"not applicable: {result.reason}")
             return result
-        if not outcome.ok:
+        document = outcome.document  # set whenever ``ok`` is
+        if not outcome.ok or document is None:
             result.status, result.reason = "error", outcome.error
             result.diagnosis = diagnose_result(result, outcome.stderr_tail or "")
             echo(f"error: {outcome.error}")
             return result
-        result.probes = outcome.document
+        result.probes = document
         if cell.ready_made:
-            unusable = _ready_made_torch(result, outcome.document)
+            unusable = _ready_made_torch(result, document)
             if unusable:
                 result.status, result.reason = "not_applicable", unusable
                 echo(f"not applicable: {unusable}")
                 return result
-        verdict = outcome.document.get("verdict") or {}
+        verdict = document.get("verdict") or {}
         if verdict.get("status") == "pass":
             result.status = "pass"
             echo("pass")
@@ -383,8 +387,10 @@ _NO_PYTHON = re.compile(r'executable file not found|exec: "?python3"?: |python3:
 
 def _ready_made_torch(result: CellResult, document: Mapping[str, Any]) -> str | None:
     """Record the torch a ready-made image ships (read from inside); the reason it cannot be used, if so."""
-    facts = document.get("facts") if isinstance(document.get("facts"), dict) else {}
-    torch_facts = facts.get("torch") if isinstance(facts.get("torch"), dict) else {}
+    raw_facts = document.get("facts")
+    facts: Mapping[str, Any] = raw_facts if isinstance(raw_facts, dict) else {}
+    raw_torch = facts.get("torch")
+    torch_facts: Mapping[str, Any] = raw_torch if isinstance(raw_torch, dict) else {}
     version = torch_facts.get("version")
     if isinstance(version, str) and version:
         result.torch = version[:64]  # CUDA/ROCm, cuDNN/MIOpen, NCCL/RCCL versions stay in the probe facts

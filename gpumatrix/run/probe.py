@@ -18,16 +18,15 @@ from typing import Any, Mapping
 
 from gpumatrix.config.matrix import Cell, RunOptions
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, EngineOperationError, Mount
-
 from gpumatrix.fsutil import write_json_atomic
+from gpumatrix.host import HostInfo
 from gpumatrix.knowledge.peaks import peaks_table
 from gpumatrix.probes.model import FAIL, PASS
 from gpumatrix.probes.model import STATUSES as PROBE_STATUS_VOCABULARY
 from gpumatrix.resources import probes_dir
+from gpumatrix.run.passthrough import GpuSlot, apply_passthrough, explain_engine_error, passthrough_options_for
 
 VERDICTS = (PASS, FAIL)
-from gpumatrix.host import HostInfo
-from gpumatrix.run.passthrough import GpuSlot, apply_passthrough, explain_engine_error, passthrough_options_for
 
 PROBES_PARENT = "/opt/gpumatrix"
 PROBE_SCHEMA_VERSION = 1

@@ -18,6 +18,7 @@ from gpumatrix.config.select import parse_shard
 from gpumatrix.errors import ConfigError, UsageError
 from gpumatrix.images.registry import normalize_registry
 
+
 @dataclass(frozen=True)
 class RunRequest:
     matrix_path: str = "matrix.yaml"
