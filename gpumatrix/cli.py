@@ -11,19 +11,19 @@ import sys
 from typing import Callable, Sequence
 
 from gpumatrix.config.matrix import Expansion, expand_cells, load_matrix, matches, select, split_patterns
-from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
-from gpumatrix.doctor.report import doctor_report
-from gpumatrix.run.preflight import passthrough_blockers
-from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound, UsageError
-from gpumatrix.run.passthrough import with_nvidia_mode
 from gpumatrix.config.select import gha_matrix, select_shard
+from gpumatrix.doctor.report import doctor_report
+from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
+from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound, UsageError
+from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.report.commands import gate_results, merge_command, recommend_command, write_output
 from gpumatrix.report.formats import FORMATS, render_results
 from gpumatrix.results.merge import load_sources
-from gpumatrix.fsutil import write_text_atomic
-from gpumatrix.run.pipeline import Runner
-from gpumatrix.run.request import RunRequest, resumed
 from gpumatrix.results.store import ResultsDir
+from gpumatrix.run.passthrough import with_nvidia_mode
+from gpumatrix.run.pipeline import Runner
+from gpumatrix.run.preflight import passthrough_blockers
+from gpumatrix.run.request import RunRequest, resumed
 
 CELL_LABEL = f"{LABEL_NS}.cell"
 

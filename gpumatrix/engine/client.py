@@ -21,10 +21,18 @@ import requests.exceptions
 import urllib3.exceptions
 from docker.types import DeviceRequest, LogConfig
 
+from gpumatrix.engine.models import (
+    LABEL_NS,
+    MANAGED_LABEL,
+    ContainerInfo,
+    ContainerOutcome,
+    ContainerSpec,
+    DeviceRequestSpec,
+    EngineInfo,
+    ImageInfo,
+    Mount,
+)
 from gpumatrix.errors import BuildError, EngineUnavailable, GpumatrixError
-
-from gpumatrix.engine.models import (LABEL_NS, MANAGED_LABEL, ContainerInfo, ContainerOutcome, ContainerSpec,
-                                     DeviceRequestSpec, EngineInfo, ImageInfo, Mount)
 
 __all__ = ["LABEL_NS", "MANAGED_LABEL", "ContainerInfo", "ContainerOutcome", "ContainerSpec", "DeviceRequestSpec",
            "Engine", "EngineConnectionLost", "EngineInfo", "EngineOperationError", "ImageInfo", "Mount",

@@ -314,7 +314,7 @@ class ResultsDir:
         use :meth:`load_summary`, which tells a missing or corrupt summary from a complete run.
         """
         summary = self.load_summary()
-        return summary.data if summary.readable else None
+        return dict(summary.data) if summary.readable else None
 
     def load_summary(self) -> "RunSummary":
         """The last run's summary with a definite :attr:`RunSummary.state`."""
@@ -341,7 +341,8 @@ class ResultsDir:
 
     def load(self) -> tuple[list[CellResult], list[str]]:
         """All readable cell results (sorted by id) and a warning for each unreadable file."""
-        results, warnings = [], []
+        results: list[CellResult] = []
+        warnings: list[str] = []
         if not self.cells_dir.is_dir():
             return results, warnings
         for path in sorted(self.cells_dir.glob("*.json")):

@@ -11,7 +11,7 @@ import json
 import os
 import queue
 import re
-import socket
+import sys
 import threading
 import time
 import traceback
@@ -33,13 +33,14 @@ from gpumatrix.images.registry import push_cell_image
 from gpumatrix.images.serve import WheelServer
 from gpumatrix.images.wheelhouse import Wheelhouse
 from gpumatrix.results.status import VERDICT
-from gpumatrix.results.store import CellResult, ResultsDir
+from gpumatrix.results.store import CellResult, ResultsDir, ResultWriteError
+from gpumatrix.run.liveness import owner_alive
 from gpumatrix.run.plan import plan_cells
 from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
 from gpumatrix.run.pull import pull_cell_image
 from gpumatrix.run.request import RunRequest, remembered
 from gpumatrix.run.reuse import probe_key
-from gpumatrix.run.safety import get_interruptibly, pid_alive, results_lock, terminate_as_interrupt
+from gpumatrix.run.safety import get_interruptibly, results_lock, terminate_as_interrupt
 from gpumatrix.run.schedule import Scheduler
 
 ENGINE_RECONNECT_S = 60.0
@@ -177,6 +178,7 @@ class Runner:
                 "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
                 "run_id": previous.data.get("run_id") if previous is not None else SESSION_ID,
                 "request": remembered(self.request),
+                "push": self.push,  # a build job's folder records its registry (probe --from checks against it)
                 "host": self.host.fingerprint(),
                 "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "state": "running", "cells": cells_done, "not_done": not_done,
@@ -202,10 +204,14 @@ class Runner:
                         name=f"gpumatrix-{cell.id}", daemon=True).start()
                 for _ in planned:
                     result = get_interruptibly(finished)
-                    self.results.write_cell(result)
+                    # A cell that cannot be written (full disk, a document too deep) is recorded as that
+                    # cell's error; the run goes on.
+                    result, write_error = self.results.save_cell(result)
+                    if write_error is not None:
+                        self.echo(f"{result.cell_id}: error: {write_error}")
                     cells_done[result.cell_id] = result.status
                     not_done.remove(result.cell_id)
-                    self.results.write_summary(summary)
+                    self._write_summary(summary)
                 summary["state"] = "complete"
             except BaseException as err:
                 # Ctrl-C, SIGTERM, or anything unforeseen: the run ends here, but never leaves its
@@ -225,8 +231,22 @@ class Runner:
                 raise
             finally:
                 summary["duration_s"] = round(time.monotonic() - started, 3)
-                self.results.write_summary(summary)
+                # Never let a failed summary write hide the error (or Ctrl-C) already on its way out.
+                in_flight = sys.exc_info()[1] is not None
+                try:
+                    self.results.write_summary(summary)
+                except ResultWriteError as err:
+                    if not in_flight:
+                        raise
+                    self.echo(f"warning: {err}")
         return summary
+
+    def _write_summary(self, summary: dict[str, Any]) -> None:
+        """Keep ``summary.json`` current; a failed write is reported and tried again at the next cell."""
+        try:
+            self.results.write_summary(summary)
+        except ResultWriteError as err:
+            self.echo(f"warning: {err}")
 
     def probe_key(self, cell: Cell, image: Mapping[str, Any], quick: bool, perf: bool | None) -> str:
         return probe_key(cell, image, self.host, self.run_options, quick, perf)
@@ -262,9 +282,9 @@ class Runner:
         removed = []
         for c in self.engine.containers_with_label(MANAGED_LABEL):
             labels = c.labels
-            if labels.get(f"{LABEL_NS}.role") != "probe" or labels.get(f"{LABEL_NS}.hostname") != socket.gethostname():
+            if labels.get(f"{LABEL_NS}.role") != "probe" or labels.get(f"{LABEL_NS}.session") == SESSION_ID:
                 continue
-            if labels.get(f"{LABEL_NS}.session") == SESSION_ID or pid_alive(labels.get(f"{LABEL_NS}.pid")):
+            if owner_alive(labels, created=c.created) is not False:  # alive, or another host's: not ours to judge
                 continue
             self.engine.remove_container(c.id)
             removed.append(c.id)

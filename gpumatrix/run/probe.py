@@ -39,7 +39,7 @@ PEAKS_IN_CONTAINER = f"{PROBES_PARENT}/peaks.json"
 
 def write_peaks_file(folder: Path) -> Path:
     path = folder / "peaks.json"
-    write_json_atomic(path, peaks_table())
+    write_json_atomic(path, peaks_table(), mode=0o644)  # read by the probe user inside the container
     return path
 
 

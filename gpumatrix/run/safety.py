@@ -1,5 +1,5 @@
 """What keeps a run safe to interrupt and to share a results folder: the folder lock, SIGTERM as Ctrl-C,
-an interruptible wait, and whether the process that owns a container is still alive."""
+and an interruptible wait (whether a container's owning run is alive: :mod:`gpumatrix.run.liveness`)."""
 
 from __future__ import annotations
 
@@ -31,16 +31,6 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def pid_alive(pid: str | None) -> bool:
-    try:
-        os.kill(int(pid or ""), 0)
-        return True
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
 
 
 def get_interruptibly(q: "queue.Queue[T]") -> T:
