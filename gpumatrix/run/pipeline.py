@@ -31,12 +31,12 @@ from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render
 from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
 from gpumatrix.images.serve import WheelServer
-from gpumatrix.images.wheelhouse import Wheelhouse
+from gpumatrix.images.wheelhouse import Wheelhouse, cache_root
 from gpumatrix.results.status import VERDICT
 from gpumatrix.results.store import CellResult, ResultsDir, ResultWriteError
 from gpumatrix.run.liveness import owner_alive
 from gpumatrix.run.plan import plan_cells
-from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
+from gpumatrix.run.probe import SESSION_ID, compile_cache_dir, probe_container_spec, run_probes, write_peaks_file
 from gpumatrix.run.pull import pull_cell_image
 from gpumatrix.run.request import RunRequest, remembered
 from gpumatrix.run.reuse import probe_key
@@ -362,10 +362,14 @@ class Runner:
             echo(f"reusing probe results: same image, probe suite, host and settings ({reusable.status})")
             reusable.probes_reused, reusable.timings = True, {**timings, "probe_s": 0.0}
             return reusable
-        with self._gates.probe_gate(cell) as slot:
+        measures = not quick and (self.run_options.perf if perf is None else perf)
+        with self._gates.probe_gate(cell, quiet=bool(measures)) as slot:
             self._ready_to_start()
+            cache = (compile_cache_dir(cache_root(), str(image.get("id") or image["tag"]))
+                     if self.request.compile_cache else None)
             spec = probe_container_spec(cell, image["tag"], self.host, self.run_options, quick=quick, perf=perf,
-                                        peaks_file=self._peaks_file(), slot=slot)
+                                        peaks_file=self._peaks_file(), slot=slot,
+                                        host_busy=self._gates.host_busy(), cache_dir=cache)
             echo("probing" + (f" on {', '.join(g.name for g in slot.gpus)}" if slot else ""))
             outcome = run_probes(self.engine, spec)
         timings["probe_s"] = round(outcome.duration_s, 3)

@@ -34,6 +34,7 @@ class RunRequest:
     resume: bool = False
     jobs: int = 1
     reuse_probes: bool = False
+    compile_cache: bool = True  # keep the probes' compile caches per image (False: --no-compile-cache)
     push: str | None = None  # registry to publish built images to
     pull_from: str | None = None  # registry, or a build job's results folder
     baseline: str | None = None  # regression gate
@@ -67,7 +68,7 @@ class RunRequest:
 # What a run's selection and settings are: saved with the run, so ``--resume`` continues exactly them.
 # (How many jobs, and how the table is printed, may differ between the run and its resume.)
 REMEMBERED = ("matrix_path", "only", "shard", "build", "probe", "force", "rebuild", "quick", "perf",
-              "reuse_probes", "push", "pull_from", "nvidia_mode")
+              "reuse_probes", "compile_cache", "push", "pull_from", "nvidia_mode")
 FLAG_OF = {"matrix_path": "--matrix", "pull_from": "--from", "no_perf": "--no-perf"}
 
 
