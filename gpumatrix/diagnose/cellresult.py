@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from gpumatrix.knowledge.drivers import cuda_version_of_variant
 from gpumatrix.probes.model import FAILING_STATUSES
 
 from .vocabulary import FACTS
@@ -15,9 +16,9 @@ FAILED_STATUSES = FAILING_STATUSES
 
 def _variant_versions(variant: str) -> dict[str, str]:
     """``cu128`` -> image_cuda 12.8, ``rocm6.2`` -> image_rocm 6.2, ``cpu`` -> nothing."""
-    found = re.fullmatch(r"cu(\d{1,2})(\d)", variant.strip().lower())
-    if found:
-        return {"image_cuda": f"{int(found.group(1))}.{found.group(2)}"}
+    cuda = cuda_version_of_variant(variant.strip().lower())
+    if cuda:
+        return {"image_cuda": cuda}
     found = re.fullmatch(r"rocm(\d{1,2}\.\d{1,2})(?:\.\d{1,2})?", variant.strip().lower())
     if found:
         return {"image_rocm": found.group(1)}
