@@ -304,7 +304,8 @@ class Wheelhouse:
                                   capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
             output = proc.stdout + proc.stderr
         except subprocess.TimeoutExpired as err:
-            proc, output = None, f"pip download did not finish within {PIP_TIMEOUT_S} s\n{err.stdout or ''}"
+            partial = err.stdout.decode("utf-8", "replace") if isinstance(err.stdout, bytes) else (err.stdout or "")
+            proc, output = None, f"pip download did not finish within {PIP_TIMEOUT_S} s\n{partial}"
         output = redact(output)
         if proc is None or proc.returncode != 0:
             if log_path is not None:  # only then: a cell's build log is its image's, not a later resolution's
