@@ -173,8 +173,11 @@ def gpumatrix_run(matrix_path: Path, results: Path, jobs: int, cache_dir: Path, 
             images[d["cell_id"]] = d["image"]["id"]
     wheelhouse = cache_dir / "wheelhouse" / "wheels"
     held = sum(p.stat().st_size for p in wheelhouse.iterdir()) if wheelhouse.is_dir() else 0
+    builds = [line.split("building ", 1)[1].split(" ", 1)[0] for line in (out.stdout + out.stderr).splitlines()
+              if ": building " in line]
     return {"seconds": seconds, "statuses": statuses, "downloads": downloads, "probe_container_s": probe_s,
-            "images": images, "downloaded_bytes": sum(d["upstream_bytes"] for d in downloads.values()),
+            "images": images, "builds": builds,
+            "downloaded_bytes": sum(d["upstream_bytes"] for d in downloads.values()),
             "wheelhouse_bytes": held}
 
 
@@ -272,7 +275,7 @@ def main() -> int:
             print(f"  {cid}: {d['upstream_bytes']} / {d['cache_bytes']} ({d['files']} wheels)")
         print(f"  fetched in all: {last['downloaded_bytes']} bytes; the wheelhouse holds {last['wheelhouse_bytes']} "
               f"bytes (each wheel once); images built: {len(set(last['images'].values()))} for "
-              f"{len(last['images'])} cells")
+              f"{len(last['images'])} cells; builds started by gpumatrix: {len(last['builds'])}")
         print(f"naive loop, cold: fetched {runs['naive_cold'][-1]['downloaded_bytes']} bytes (every cell its own)")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"runs": runs, "stats_s": stats, "medians_s": m, "warm_overhead_s": overhead,

@@ -49,7 +49,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         # "+" as %2B) is unquoted once and must then equal a name of the set.
         parts = urllib.parse.urlsplit(self.path).path.split("/")
         owner = self.owner
-        if len(parts) != 4 or parts[0] != "" or not secrets.compare_digest(parts[1], owner.secret):
+        if len(parts) != 4 or parts[0] != "" or not secrets.compare_digest(
+                parts[1].encode("utf-8", "surrogateescape"), owner.secret.encode()):
             return self._not_found()
         wheels = owner.published(parts[2])
         if wheels is None:

@@ -115,7 +115,7 @@ class Runner:
         """Build (or reuse) the cell's image; return its description and the build seconds."""
         echo = echo or self.echo
         log_path = self.results.log_path(cell.id, "build")
-        recipe = self.recipe(cell, log_path)  # pip resolves and downloads the wheels; its output goes to the log
+        recipe = self.recipe(cell, log_path)  # the host's pip resolves and fetches the wheels (a failure: its log)
         built = build_image(self.engine, recipe, server, log_path, force=rebuild,
                             on_start=lambda: echo(f"building {recipe.tag} (log: {log_path})"))
         if built.reused:
