@@ -15,7 +15,7 @@ from gpumatrix.report.formats import render_merged
 from gpumatrix.results.merge import merge_results
 from gpumatrix.results.store import ResultsDir
 
-from test_fleet import CPU, H100, H100_LABEL, MI300, probes_doc, result
+from tests.builders import CPU, H100, H100_LABEL, MI300, probes_doc, result
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 

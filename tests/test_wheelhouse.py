@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from _wheels import IndexServer, make_wheel, pip_env, sha256
+from tests._wheels import IndexServer, make_wheel, pip_env, sha256
 from gpumatrix.errors import BuildError
 from gpumatrix.images.wheelhouse import Wheelhouse, cache_root, platform_tags, redact, request_for
 
