@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from gpumatrix import cli
-from gpumatrix.errors import ResultsLocked
+from gpumatrix.errors import ConfigError, ResultsLocked
 from gpumatrix.run.pipeline import results_lock
 from gpumatrix.report.formats import render_results
 from gpumatrix.results.store import CellResult, ResultsDir
@@ -106,8 +106,9 @@ def test_results_round_trip_and_corrupt_files_are_skipped(tmp_path):
 
 
 def test_report_without_results_is_a_clear_error(tmp_path):
-    with pytest.raises(Exception, match="no results here"):
+    with pytest.raises(ConfigError, match="no results here; run 'invoke matrix' first") as err:
         cli.report(str(tmp_path / "nothing"))
+    assert err.value.exit_code == 2 and err.value.problems[0].path == str(tmp_path / "nothing")
 
 
 def test_results_lock_excludes_a_second_run(tmp_path):
@@ -144,5 +145,6 @@ def test_list_shows_exclusions_and_na(tmp_path):
     assert data["excluded"][0]["line"] == 9
     only = cli.list_cells(str(tmp_path / "matrix.yaml"), only="cu*")
     assert "cpu-torch2.13.0" not in only
-    with pytest.raises(Exception, match="matches no cell"):
+    with pytest.raises(ConfigError, match="'nothing\\*' matches no cell; cells are: cpu-torch2.13.0, ") as err:
         cli.list_cells(str(tmp_path / "matrix.yaml"), only="nothing*")
+    assert err.value.exit_code == 2 and err.value.problems[0].path == "--only"
