@@ -81,6 +81,7 @@ def test_a_new_upstream_dependency_is_a_new_resolution(index, tmp_path):
     assert second.describe() != first.describe() and second.fetched_files == 1
 
 
+@pytest.mark.slow  # runs pip download three times (3 s)
 def test_truncated_wheel_is_detected_and_fetched_again(index, tmp_path):
     root = tmp_path / "cache"
     good = Wheelhouse(root, resolve_ttl_s=0).resolve(request())
@@ -109,6 +110,7 @@ def test_same_size_corruption_is_caught_on_use(index, tmp_path):
     assert index.hits(dep.name) == 2 and wh.verify(resolved) == []
 
 
+@pytest.mark.slow  # runs pip download three times (3 s)
 def test_local_wheel_rebuilt_under_the_same_name_is_picked_up(tmp_path, monkeypatch):
     pip_env(monkeypatch)  # no index at all: everything from the local folder
     src = tmp_path / "mine"
