@@ -27,6 +27,7 @@ from gpumatrix.results.status import STATUSES
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.pipeline import Runner
 from tests.builders import CPU, H100, H100_LABEL, MI300, probes_doc, result
+from tests.fake_engine import fake_engine
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -148,12 +149,13 @@ def test_merge_of_shards_equals_the_unsharded_run(statuses, n):
     assert render_merged(sharded, "text") == render_merged(whole, "text")
 
 
-@pytest.mark.engine
-def test_real_runner_sharded_results_merge_to_the_unsharded_table(engine, tmp_path):
-    """The real pipeline on the shipped matrix (GPU cells on a GPU-less host: recorded, nothing built)."""
+def test_real_runner_sharded_results_merge_to_the_unsharded_table(tmp_path):
+    """The real pipeline on the shipped matrix (GPU cells on a GPU-less host: recorded, nothing built),
+    on the fake engine: the cells never reach it."""
     matrix = load_matrix(REPO / "matrix.yaml")
     cells = [c for c in expand_cells(matrix).cells if c.vendor != "cpu"]
     host = HostInfo(hostname="ci-host", kernel="6.1", os="Debian GNU/Linux 12 (bookworm)", machine="x86_64")
+    engine, api = fake_engine()
 
     def run(folder: Path, selected) -> None:
         Runner(engine, matrix, ResultsDir(folder), host=host).run(selected)
@@ -168,6 +170,7 @@ def test_real_runner_sharded_results_merge_to_the_unsharded_table(engine, tmp_pa
     assert sorted(whole.cells) == sorted(c.id for c in cells)
     out = merge_command([str(tmp_path / f"shard{k}" / "summary.json") for k in (1, 2, 3)], "text")
     assert "no NVIDIA GPU on this host" in out and "cu130-torch2.15.0" in out
+    assert not api.called("build") and not api.called("create_container")
 
 
 def test_merge_errors_name_the_source(tmp_path):

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from gpumatrix import cli
 from gpumatrix.config import expand_cells, parse_matrix
+from gpumatrix.errors import EngineUnavailable
 from gpumatrix.host import discover_host
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.pipeline import Runner
@@ -366,3 +368,16 @@ def test_reuse_probes_does_not_reuse_an_error(tmp_path, wheelhouse, previous, fi
     api.calls.clear()
     run(engine, matrix, previous.path, cells, host, reuse_probes=True, build=False)
     assert probed_cells(api) == [CPU] and saved(previous.path)[CPU]["status"] == "pass"
+
+
+# -- no engine ------------------------------------------------------------------------------------------
+def test_an_unreachable_engine_is_a_clear_error_before_anything_runs(tmp_path, wheelhouse, monkeypatch):
+    (tmp_path / "matrix.yaml").write_text(MATRIX.format(wheels=wheelhouse / "wheels-src", extra=""))
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(EngineUnavailable) as info:
+        cli.run_matrix(RunRequest(matrix_path=str(tmp_path / "matrix.yaml"), results_path=str(tmp_path / "results")),
+                       echo=lambda s: None)
+    assert info.value.exit_code == 3
+    assert "cannot reach the Docker engine at unix:///nonexistent/docker.sock: no such socket" in str(info.value)
+    assert "DOCKER_HOST" in str(info.value)
+    assert not (tmp_path / "results" / "summary.json").exists()
