@@ -234,8 +234,9 @@ def test_gate_passes_without_regression_and_reads_every_baseline_format(tmp_path
     # a fail that was already failing, or a different host type, is not a regression
     other_host = _dir(tmp_path / "amd", [result("cu130-torch2.15.0", "fail", MI300, "no GPU")])
     enforce(compare(load_sources([current]), load_sources([other_host])))
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="no such results folder or file") as err:
         gate(tmp_path / "nothing.json", [current])
+    assert err.value.exit_code == 2 and err.value.problems[0].path == str(tmp_path / "nothing.json")
 
 
 def test_gate_counts_a_conflict_with_a_failing_host_as_regression():

@@ -157,7 +157,7 @@ def test_cdi_needs_docker_25_enabled_and_a_fresh_spec():
 def test_requested_mode_that_does_not_work_says_so():
     with pytest.raises(PassthroughUnavailable, match="nvidia_mode 'cdi' cannot work here"):
         resolve_nvidia_mode(nvidia_host(hook=True), "cdi")
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="unknown nvidia_mode 'docker'; choose one of auto, gpus, cdi, runtime"):
         resolve_nvidia_mode(nvidia_host(hook=True), "docker")
 
 
