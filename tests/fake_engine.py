@@ -22,7 +22,7 @@ import itertools
 import json
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import docker.errors
 import docker.types
@@ -50,7 +50,8 @@ class FakeAPI:
 
     Knobs (set them before the run): ``failing_builds`` — image repositories (``gpumatrix/<base id>``) whose
     build replays the recorded failing build; ``probe_output`` — cell id → recorded file name (or bytes) its
-    probe container prints; ``reachable`` — what ``ping`` answers. ``calls`` records ``(method, detail)``.
+    probe container prints; ``reachable`` — what ``ping`` answers; ``on_wait`` — called with a container's
+    state while its probe "runs" (to interrupt a run, or hold a probe until its container is removed). ``calls`` records ``(method, detail)``.
     """
 
     def __init__(self, images: tuple[str, ...] = (BASE_IMAGE,)):
@@ -66,6 +67,7 @@ class FakeAPI:
         self.failing_builds: set[str] = set()
         self.probe_output: dict[str, str | bytes] = {}
         self.reachable = True
+        self.on_wait: Callable[[dict], None] | None = None  # called with the container while a probe "runs"
         self.calls: list[tuple[str, Any]] = []
 
     # -- bookkeeping ---------------------------------------------------------
@@ -182,7 +184,9 @@ class FakeAPI:
 
     def wait(self, cid: str, timeout: float | None = None) -> dict:
         self._call("wait", cid)
-        self._container(cid)["state"] = "exited"
+        if self.on_wait is not None:
+            self.on_wait(self._container(cid))
+        self._container(cid)["state"] = "exited"  # NotFound if it was removed meanwhile
         return recorded("wait.json")
 
     def kill(self, cid: str) -> None:

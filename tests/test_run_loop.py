@@ -9,8 +9,10 @@ in ``wheelhouse`` below, and every test after that finds the resolution in the w
 
 from __future__ import annotations
 
+import _thread
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -237,6 +239,52 @@ def test_the_summary_is_written_before_the_first_cell_and_after_each(tmp_path, w
     assert [len(s["cells"]) for s in running] == list(range(len(cells) + 1))
     assert all(len(s["cells"]) + len(s["not_done"]) == len(cells) for s in running)
     assert summaries[-1]["state"] == "complete" and summaries[-1]["not_done"] == []
+
+
+# -- an interrupted run, and resuming it ------------------------------------------------------------------
+@pytest.mark.slow  # the run waits 1 s for cell threads before its last container sweep
+def test_ctrl_c_removes_the_running_probe_and_resume_finishes_the_rest(tmp_path, wheelhouse):
+    engine, api = fake_engine()
+    matrix, cells = matrix_at(tmp_path, wheelhouse)
+    cells = [c for c in cells if c.vendor == "cpu" or c.id == ROCM]
+    host = cpu_host(engine, tmp_path)
+
+    probing: list[str] = []  # cells in the order their probes started
+
+    def ctrl_c_during_the_second_probe(container: dict) -> None:
+        probing.append(container["env"]["GPUMATRIX_CELL"])
+        if len(probing) == 1:
+            return  # the first probe finishes
+        deadline = time.monotonic() + 10
+        while probing[0] not in recorded_cells() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _thread.interrupt_main()  # Ctrl-C, as the main thread sees it, once the first cell is on record
+        while container["id"] in api.containers_by_id and time.monotonic() < deadline:
+            time.sleep(0.01)  # the probe "runs" until the interrupted run removes its container
+
+    def recorded_cells() -> dict:
+        try:
+            return json.loads((tmp_path / "results" / "summary.json").read_text())["cells"]
+        except (OSError, ValueError):
+            return {}
+
+    api.on_wait = ctrl_c_during_the_second_probe
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        run(engine, matrix, tmp_path / "results", cells, host, lines)
+
+    done, cut = probing
+    summary = json.loads((tmp_path / "results" / "summary.json").read_text())
+    assert summary["state"] == "interrupted" and summary["cells"][done] == "pass" and cut in summary["not_done"]
+    assert sorted([*summary["cells"], *summary["not_done"]]) == sorted(c.id for c in cells)
+    assert not api.containers_by_id  # the running probe container was removed on the way out
+    assert any(line.startswith("interrupted: removed 1 running probe containers") for line in lines)
+
+    engine, api = fake_engine()
+    resumed = run(engine, matrix, tmp_path / "results", cells, host, resume=True)
+    assert probed_cells(api) == [cut]  # the cell on record is not run again
+    assert resumed["state"] == "complete" and resumed["run_id"] == summary["run_id"]
+    assert resumed["cells"] == {CPU: "pass", CPU2: "pass", ROCM: "not_applicable"}
 
 
 # -- resume and reuse_probes start from one finished run, copied -------------------------------------------
