@@ -4,6 +4,7 @@
     .venv/bin/python bench/probe_suite.py --runs 5 --out bench/results/probes-native.json
     .venv/bin/python bench/probe_suite.py --in-cell            # also inside a built CPU cell image
     .venv/bin/python bench/probe_suite.py --compare-bare       # layer 6 vs a bare measurement (GPU only)
+    .venv/bin/python bench/probe_suite.py --baseline-ref main  # also time main's probes/, interleaved
 
 Native runs call ``python -m probes --json [--quick]`` from the repository root with this
 interpreter, exactly as a user would; the wall time is measured around the whole process.
@@ -14,6 +15,11 @@ does (probes mounted read-only, non-root, no network); it says so and goes on wh
 without the suite's harness and prints the ratio of the suite's figures to them; without a
 GPU it prints "no GPU: skipped".
 
+Each run records the 1-minute load average when it started and the CPU seconds its process
+tree used (user + system), since wall time on a shared box says as much about the neighbours as
+about the suite. ``--baseline-ref REF`` extracts ``probes/`` of that git commit into a temporary
+folder and runs it alternately with the working tree's, so both see the same load.
+
 The table goes to stdout (``--json`` prints the JSON document instead); ``--out`` also writes
 the JSON document to a file.
 """
@@ -21,12 +27,16 @@ the JSON document to a file.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -59,16 +69,32 @@ def _cpu_model() -> str | None:
 # --------------------------------------------------------------------------- native
 
 
-def run_suite(extra: list[str], timeout_s: float) -> tuple[float, dict[str, Any]]:
-    """One ``python -m probes --json`` process: (wall seconds, document)."""
+def run_suite(extra: list[str], timeout_s: float, root: Path = REPO) -> tuple[float, dict[str, Any]]:
+    """One ``python -m probes --json`` process from ``root``: (wall seconds, document); the
+    document gains ``_bench`` with the load average at the start and the CPU seconds used."""
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "probes", "--json", *extra], cwd=str(REPO), env=env,
+    done = subprocess.run([sys.executable, "-m", "probes", "--json", *extra], cwd=str(root), env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout_s, check=False)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit("probe suite exited %d: %s" % (done.returncode, done.stderr.decode()[-2000:]))
-    return wall, json.loads(done.stdout.decode())
+    document = json.loads(done.stdout.decode())
+    document["_bench"] = {"loadavg_1m": round(load, 2),
+                          "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 3)}
+    return wall, document
+
+
+def extract_ref(ref: str, into: Path) -> Path:
+    """``probes/`` of git commit ``ref`` under ``into`` (read from git, no checkout)."""
+    data = subprocess.run(["git", "-C", str(REPO), "archive", ref, "probes"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        archive.extractall(str(into), **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    return into
 
 
 def summarise(walls: list[float], documents: list[dict[str, Any]]) -> dict[str, Any]:
@@ -84,22 +110,36 @@ def summarise(walls: list[float], documents: list[dict[str, Any]]) -> dict[str, 
         "wall_s": [round(w, 3) for w in walls],
         "median_wall_s": round(statistics.median(walls), 3),
         "median_suite_duration_s": round(statistics.median(float(d["duration_s"]) for d in documents), 3),
+        "loadavg_1m_at_start": [d.get("_bench", {}).get("loadavg_1m") for d in documents],
+        "cpu_s": [d.get("_bench", {}).get("cpu_s") for d in documents],
+        "median_cpu_s": round(statistics.median(d.get("_bench", {}).get("cpu_s", 0.0) for d in documents), 3),
         "verdicts": sorted({d["verdict"]["summary"] for d in documents}),
         "probes": {pid: {"median_s": round(statistics.median(v), 3), "status": "/".join(sorted(statuses[pid]))}
                    for pid, v in per_probe.items()},
     }
 
 
-def bench_native(runs: int, timeout_s: float) -> dict[str, Any]:
-    results = {}
-    for mode, extra in (("full", []), ("quick", ["--quick"])):
-        walls, documents = [], []
+MODES = {"full": [], "quick": ["--quick"]}
+
+
+def bench_native(runs: int, timeout_s: float, baseline: Path | None = None,
+                 modes: tuple[str, ...] = ("full", "quick")) -> dict[str, Any]:
+    """Full and --quick runs of the working tree's probes (and, interleaved, of ``baseline``'s)."""
+    results: dict[str, Any] = {}
+    roots = {"native": REPO} if baseline is None else {"native": REPO, "baseline": baseline}
+    for mode, extra in ((m, MODES[m]) for m in modes):
+        walls: dict[str, list[float]] = {name: [] for name in roots}
+        documents: dict[str, list[dict[str, Any]]] = {name: [] for name in roots}
         for index in range(runs):
-            wall, document = run_suite(extra, timeout_s)
-            print("native %-5s run %d/%d: %.2f s" % (mode, index + 1, runs, wall), file=sys.stderr)
-            walls.append(wall)
-            documents.append(document)
-        results[mode] = summarise(walls, documents)
+            for name, root in roots.items():
+                wall, document = run_suite(extra, timeout_s, root)
+                print("%-8s %-5s run %d/%d: %.2f s (load %.1f, cpu %.1f s)" % (
+                    name, mode, index + 1, runs, wall, document["_bench"]["loadavg_1m"],
+                    document["_bench"]["cpu_s"]), file=sys.stderr)
+                walls[name].append(wall)
+                documents[name].append(document)
+        for name in roots:
+            results.setdefault(name, {})[mode] = summarise(walls[name], documents[name])
     return results
 
 
@@ -241,19 +281,28 @@ def compare_bare(timeout_s: float) -> dict[str, Any]:
 def table(report: dict[str, Any]) -> str:
     lines = ["machine: %s, %s CPUs (%s), Python %s" % (report["machine"]["platform"], report["machine"]["cpus"],
                                                       report["machine"]["cpu"], report["machine"]["python"])]
-    for where in ("native", "cell"):
+    for where in ("native", "baseline", "cell"):
         section = report.get(where)
         if not section:
             continue
         if "skipped" in section or "error" in section:
             lines.append("%s: %s" % (where, section.get("skipped") or section.get("error")))
             continue
-        title = where if where == "native" else "cell image %s" % section["image"]
+        title = {"native": "native", "baseline": "baseline %s" % report.get("baseline_ref")}.get(
+            where) or "cell image %s" % section["image"]
         lines.append("")
+        empty = {"runs": 0, "median_wall_s": float("nan"), "median_suite_duration_s": float("nan"), "probes": {},
+                 "median_cpu_s": float("nan"), "loadavg_1m_at_start": []}
+        section = dict(section, full=section.get("full", empty), quick=section.get("quick", empty))
         lines.append("%s, %d run(s) each: median wall full %.2f s, quick %.2f s" % (
-            title, section["full"]["runs"], section["full"]["median_wall_s"], section["quick"]["median_wall_s"]))
+            title, max(section["full"]["runs"], section["quick"]["runs"]), section["full"]["median_wall_s"],
+            section["quick"]["median_wall_s"]))
         lines.append("  suite's own duration_s (median): full %.2f s, quick %.2f s" % (
             section["full"]["median_suite_duration_s"], section["quick"]["median_suite_duration_s"]))
+        if "median_cpu_s" in section["full"]:
+            lines.append("  CPU seconds (median): full %.2f s, quick %.2f s; load average at start: full %s, quick %s" % (
+                section["full"]["median_cpu_s"], section["quick"]["median_cpu_s"],
+                section["full"]["loadavg_1m_at_start"], section["quick"]["loadavg_1m_at_start"]))
         ids = list(section["full"]["probes"])
         ids += [i for i in section["quick"]["probes"] if i not in ids]
         lines.append("  %-44s %10s %10s  %s" % ("probe", "full s", "quick s", "status"))
@@ -288,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-cell", action="store_true", help="also run inside the newest CPU cell image")
     parser.add_argument("--compare-bare", action="store_true",
                         help="compare layer 6 with a bare bf16 matmul loop and D2D copy (GPU only)")
+    parser.add_argument("--mode", choices=("both", "full", "quick"), default="both",
+                        help="which suite modes to run natively (default both)")
+    parser.add_argument("--baseline-ref", metavar="REF",
+                        help="also run probes/ of this git commit, interleaved with the working tree's")
     parser.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
     parser.add_argument("--out", type=Path, help="also write the JSON document here")
     args = parser.parse_args(argv)
@@ -295,7 +348,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs must be at least 1")
     report: dict[str, Any] = {"machine": machine(), "command": " ".join([Path(sys.executable).name] + sys.argv)}
     if not args.no_native:
-        report["native"] = bench_native(args.runs, args.timeout)
+        with tempfile.TemporaryDirectory(prefix="gpumatrix-baseline-") as folder:
+            baseline = extract_ref(args.baseline_ref, Path(folder)) if args.baseline_ref else None
+            native = bench_native(args.runs, args.timeout, baseline,
+                                  tuple(MODES) if args.mode == "both" else (args.mode,))
+        report["native"] = native["native"]
+        if "baseline" in native:
+            report["baseline"], report["baseline_ref"] = native["baseline"], args.baseline_ref
     if args.in_cell:
         report["cell"] = bench_in_cell(args.runs, args.timeout)
     if args.compare_bare:

@@ -11,19 +11,19 @@ import sys
 from typing import Callable, Sequence
 
 from gpumatrix.config.matrix import Expansion, expand_cells, load_matrix, matches, select, split_patterns
-from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
-from gpumatrix.doctor.report import doctor_report
-from gpumatrix.run.preflight import passthrough_blockers
-from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound, UsageError
-from gpumatrix.run.passthrough import with_nvidia_mode
 from gpumatrix.config.select import gha_matrix, select_shard
+from gpumatrix.doctor.report import doctor_report
+from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
+from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound, UsageError
+from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.report.commands import gate_results, merge_command, recommend_command, write_output
 from gpumatrix.report.formats import FORMATS, render_results
 from gpumatrix.results.merge import load_sources
-from gpumatrix.fsutil import write_text_atomic
-from gpumatrix.run.pipeline import Runner
-from gpumatrix.run.request import RunRequest
 from gpumatrix.results.store import ResultsDir
+from gpumatrix.run.passthrough import with_nvidia_mode
+from gpumatrix.run.pipeline import Runner
+from gpumatrix.run.preflight import passthrough_blockers
+from gpumatrix.run.request import RunRequest, resumed
 
 CELL_LABEL = f"{LABEL_NS}.cell"
 
@@ -117,6 +117,11 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> st
     """
     request = request.checked()
     _check_format(request.fmt)
+    if request.resume:
+        summary = ResultsDir(request.results_path).load_summary()
+        if not summary.readable or summary.state == "unknown":
+            raise UsageError("--resume", f"nothing can be resumed: {summary.problem}; start a run without --resume")
+        request = resumed(request, summary.data.get("request"))
     matrix, _, cells = _selected(request.matrix_path, request.only)
     matrix = with_nvidia_mode(matrix, request.nvidia_mode)
     cells = select_shard(cells, request.shard)
@@ -172,29 +177,81 @@ def report(results_path: str, fmt: str = "text", only: str | None = None, baseli
 
 
 def clean(dry_run: bool = False, only: str | None = None) -> str:
-    """Remove containers and images that carry gpumatrix's label (optionally only some cells'), nothing else."""
+    """Remove what gpumatrix made and nobody else uses: containers of dead runs, and its images' names.
+
+    Containers: only ours (``io.gpumatrix.managed``), and never one whose owning run is alive
+    (:func:`gpumatrix.run.liveness.owner_alive`: this host's run with that pid exists); a container of
+    another host's run is removed only once it has stopped.
+
+    Images: only ours, and only gpumatrix's *names* of them. A name (``repo:tag`` or ``repo@sha256:…``)
+    is gpumatrix's when its repository is ``gpumatrix/NAME`` (a local build) or ``REGISTRY/gpumatrix/NAME``
+    (a push or pull of one, REGISTRY as ``--push`` accepts it: ``host[:port][/namespace…]``), NAME one path
+    component. Each such name is removed without force: an image whose every name is gpumatrix's goes
+    away with its last name; one that also has a foreign name (a user's ``FROM`` image inherits the label)
+    keeps that name and its data. An image with no name at all is left: nothing says whose it is.
+    """
+    import re
+
+    from gpumatrix.run.liveness import owner_alive
+
     patterns = split_patterns(only) if only else None
+    component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+    ours_repo = re.compile(rf"(?:[A-Za-z0-9.-]+(?::\d+)?(?:/{component})*/)?gpumatrix/{component}")
 
     def wanted(labels: dict) -> bool:
         return patterns is None or any(matches(labels.get(CELL_LABEL, ""), p) for p in patterns)
 
+    def repository(ref: str) -> str:
+        if "@" in ref:
+            return ref.split("@", 1)[0]
+        slash, colon = ref.rfind("/"), ref.rfind(":")
+        return ref[:colon] if colon > slash else ref
+
+    def is_ours(ref: str) -> bool:
+        return bool(ours_repo.fullmatch(repository(ref)))
+
     engine = Engine.connect()
-    lines = []
+    lines: list[str] = []
+    kept: list[str] = []
+    n = 0
     try:
         for c in engine.containers_with_label(MANAGED_LABEL):
-            if wanted(dict(c.labels)):
-                lines.append(f"container {c.id[:12]} {c.name}")
-                if not dry_run:
-                    engine.remove_container(c.id)
+            if not wanted(dict(c.labels)):
+                continue
+            alive = owner_alive(c.labels, created=c.created)
+            if alive or (alive is None and c.state not in ("exited", "dead")):
+                why = (f"its run (pid {c.labels.get(f'{LABEL_NS}.pid')}) is alive" if alive else
+                       f"its run's owner cannot be checked here and it is {c.state or 'in an unknown state'}")
+                kept.append(f"container {c.id[:12]} {c.name}: {why}")
+                continue
+            lines.append(f"container {c.id[:12]} {c.name}")
+            n += 1
+            if not dry_run:
+                engine.remove_container(c.id)
         for img in engine.images_with_label(MANAGED_LABEL):
-            if wanted(dict(img.labels)):
-                lines.append(f"image {img.id[7:19]} {' '.join(img.tags)}")
-                if not dry_run:
-                    engine.remove_image(img.id)
+            if not wanted(dict(img.labels)):
+                continue
+            names = [r for r in (*img.tags, *img.repo_digests) if "<none>" not in r]
+            mine, foreign = [r for r in names if is_ours(r)], [r for r in names if not is_ours(r)]
+            if not mine:
+                kept.append(f"image {img.id[7:19]} {' '.join(foreign) or '(no name)'}: "
+                            f"{'not named by gpumatrix' if foreign else 'nothing says whose it is'}")
+                continue
+            refused = [] if dry_run else [f"{r} ({why})" for r in mine if (why := engine.remove_image_reference(r))]
+            if foreign:
+                lines.append(f"image {img.id[7:19]} untagged {' '.join(mine)}; kept for {' '.join(foreign)}")
+            else:
+                lines.append(f"image {img.id[7:19]} {' '.join(mine)}")
+            n += 1
+            if refused:
+                kept.append(f"image {img.id[7:19]}: the engine kept {'; '.join(refused)}")
     finally:
         engine.close()
     verb = "would remove" if dry_run else "removed"
-    return "\n".join([f"{verb} {len(lines)} objects labelled {MANAGED_LABEL}"] + [f"  {x}" for x in lines]) + "\n"
+    out = [f"{verb} {n} objects labelled {MANAGED_LABEL}"] + [f"  {x}" for x in lines]
+    if kept:
+        out += [f"kept {len(kept)}:"] + [f"  {x}" for x in kept]
+    return "\n".join(out) + "\n"
 
 
 def merge(sources: Sequence[str], fmt: str = "text", output: str | None = None,

@@ -190,7 +190,7 @@ def parse_nvidia_information(text: str) -> dict[str, str]:
 
 def nvidia_gpus_from_proc(root: Path = Path("/")) -> list[GPU]:
     """GPUs from ``/proc/driver/nvidia/gpus/<bus>/information`` (no tools needed)."""
-    gpus = []
+    gpus: list[GPU] = []
     folder = root / "proc/driver/nvidia/gpus"
     entries = sorted(folder.iterdir()) if folder.is_dir() else []
     for entry in entries:
@@ -232,7 +232,7 @@ def parse_nvidia_smi_csv(text: str, fields: Sequence[str] = NVIDIA_QUERY_FIELDS[
     if first and not first[0].isdigit() and any(c.split(" ")[0] in NVIDIA_QUERY_FIELDS + ("gpu_name",) for c in first):
         fields = [re.sub(r"\s*\[.*\]$", "", c).strip() for c in first]
         lines = lines[1:]
-    gpus = []
+    gpus: list[GPU] = []
     for line in lines:
         # GPU names never contain commas; the split is safe.
         cols = [c.strip() for c in line.split(",")]
@@ -362,7 +362,7 @@ def amd_gpus_from_kfd(root: Path = Path("/")) -> list[GPU]:
     The node's ``name`` file says ``ip discovery`` on recent kernels, so it is only used when it
     looks like a real name; amd-smi/rocm-smi supply marketing names when present.
     """
-    gpus = []
+    gpus: list[GPU] = []
     nodes = root / "sys/class/kfd/kfd/topology/nodes"
     if not nodes.is_dir():
         return gpus

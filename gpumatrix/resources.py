@@ -32,4 +32,4 @@ def templates_dir() -> Path:
 
 def data_text(name: str) -> str:
     """The text of ``gpumatrix/data/<name>``."""
-    return resources.files("gpumatrix").joinpath("data", name).read_text(encoding="utf-8")
+    return resources.files("gpumatrix").joinpath("data").joinpath(name).read_text(encoding="utf-8")

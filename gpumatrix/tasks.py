@@ -83,6 +83,8 @@ RUN_FLAGS = {
     "resume": "continue the interrupted run in this results folder with the cells it did not finish",
     "reuse_probes": "reuse a cell's saved probe results when its image, the probe suite, this host and the "
                     "settings are all unchanged (no probe container runs)",
+    "no_compile_cache": "do not keep the probes' compile caches (MIOpen, rocFFT, CUDA, Inductor, Triton) per "
+                        "image between runs; every run then compiles afresh",
 }
 
 
@@ -118,12 +120,13 @@ def _request(c: Any, **flags: Any) -> RunRequest:
 @_exits
 def matrix(c, matrix=None, only=None, results=None, force=False, rebuild=False, quick=False, no_perf=False,
            format=None, output=None, resume=False, shard=None, push=None, baseline=None, nvidia_mode=None,
-           jobs=None, reuse_probes=False):
+           jobs=None, reuse_probes=False, no_compile_cache=False):
     """Build every cell's image, run the probes inside it, and print the compatibility table."""
     return cli.run_matrix(_request(c, matrix=matrix, results=results, format=format, jobs=jobs, only=only,
                                    output=output, force=force, rebuild=rebuild, quick=quick,
                                    perf=False if no_perf else None, resume=resume, shard=shard, push=push,
-                                   baseline=baseline, nvidia_mode=nvidia_mode, reuse_probes=reuse_probes))
+                                   baseline=baseline, nvidia_mode=nvidia_mode, reuse_probes=reuse_probes,
+                                   compile_cache=False if no_compile_cache else None))
 
 
 @gtask(name="list", help={"matrix": COMMON["matrix"], "only": COMMON["only"],
@@ -146,17 +149,19 @@ def build(c, matrix=None, only=None, results=None, rebuild=False, shard=None, pu
 
 @gtask(help={**COMMON, "force": RUN_FLAGS["force"], "quick": RUN_FLAGS["quick"], "no_perf": RUN_FLAGS["no_perf"],
              "format": RUN_FLAGS["format"], "output": RUN_FLAGS["output"], "shard": FLEET["shard"],
+             "no_compile_cache": RUN_FLAGS["no_compile_cache"],
              "from_": "pull each cell's image by digest instead of using a local one: from a registry (its latest "
                       "push of the cell) or from a build job's results folder (exactly the digests it pushed)",
              "baseline": FLEET["baseline"], "nvidia_mode": NVIDIA_MODE})
 @_exits
 def probe(c, matrix=None, only=None, results=None, force=False, quick=False, no_perf=False, format=None,
-          output=None, shard=None, from_=None, baseline=None, nvidia_mode=None):
+          output=None, shard=None, from_=None, baseline=None, nvidia_mode=None, no_compile_cache=False):
     """Run the probes in images already built here, or pulled by digest with --from."""
     return cli.run_matrix(_request(c, matrix=matrix, results=results, format=format, only=only, build=False,
                                    output=output,
                                    force=force, quick=quick, perf=False if no_perf else None, shard=shard,
-                                   pull_from=from_, baseline=baseline, nvidia_mode=nvidia_mode))
+                                   pull_from=from_, baseline=baseline, nvidia_mode=nvidia_mode,
+                                   compile_cache=False if no_compile_cache else None))
 
 
 @gtask(help={"results": COMMON["results"], "format": RUN_FLAGS["format"], "output": RUN_FLAGS["output"],

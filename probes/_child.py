@@ -1,10 +1,12 @@
-"""Child process entry point: ``python -m probes._child --mode M (--facts | PROBE_ID...)``.
+"""Child process entry point: ``python -m probes._child --mode M [--facts] [-- PROBE_ID...]``.
 
 Runs the given probes in order in this one process and reports each result as soon as
-it is known, as one line ``@@GPUMATRIX@@ {json}`` on stdout; other output (torch's
+it is known, as one line ``@@GPUMATRIX@@ {json}`` on stdout, after announcing each probe
+as it starts (so the parent can hold it to its own time limit); other output (torch's
 warnings, stray prints) is ignored by the parent. After a probe ends in an exception
-while a GPU context is live, the child asks to be restarted (the context may be
-poisoned) instead of running the rest. It leaves with ``os._exit`` so that teardown of
+while a GPU context is live, or with a CUDA/HIP error of any status (such errors are
+sticky: the context is poisoned), the child asks to be restarted instead of running the
+rest, so the next probe is not blamed for its predecessor's error. It leaves with ``os._exit`` so that teardown of
 a broken GPU stack cannot turn a finished run into a crash.
 """
 
@@ -12,6 +14,7 @@ import argparse
 import faulthandler
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -19,9 +22,22 @@ import warnings
 from typing import Any, Dict, List, Optional
 
 from .context import ProbeContext, expected_vendor
-from .model import ERROR, FAIL, SKIP, STATUSES, Outcome, ProbeFailed, ProbeSkipped, jsonable, tail
+from .model import (
+    ERROR, FAIL, LAYER_NUMBERS, NEEDS_NOTHING, SKIP, STATUSES, Outcome, ProbeFailed, ProbeSkipped, jsonable, tail,
+)
 
 MARKER = "@@GPUMATRIX@@"
+ON_CPU_MESSAGE = "ran on CPU: no GPU reached the process"
+ARCH_PROBE = "programming_interface.arch_list"
+# Probes of these layers run on the CPU when torch has no GPU; in a GPU cell that is no pass.
+GPU_WORK_LAYERS = (LAYER_NUMBERS["math_libraries"], LAYER_NUMBERS["framework"], LAYER_NUMBERS["performance"])
+# A CUDA or HIP error surfaced in Python: the device context is sticky-poisoned after one
+# ("CUDA error: an illegal memory access", "HIP error: ...", hipErrorX, cudaErrorX, and
+# the cuBLAS/cuDNN/hipBLAS statuses that follow a poisoned context).
+STICKY_DEVICE_ERROR = re.compile(
+    r"(CUDA error|HIP error|hipError[A-Z]\w+|cudaError[A-Z]\w+|device-side assert triggered|"
+    r"illegal memory access|CUBLAS_STATUS_EXECUTION_FAILED|CUDNN_STATUS_EXECUTION_FAILED|"
+    r"HIPBLAS_STATUS_EXECUTION_FAILED|unspecified launch failure)")
 
 
 def emit(message: Dict[str, Any]) -> None:
@@ -31,12 +47,23 @@ def emit(message: Dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def on_cpu_under_expect(probe: Any, ctx: ProbeContext) -> Optional[Outcome]:
+    """Under ``GPUMATRIX_EXPECT``, a math, framework or performance probe would run on the
+    CPU when torch has no GPU: that is a failure, not a pass (nor a skip)."""
+    if not ctx.expect or probe.needs == NEEDS_NOTHING or probe.layer not in GPU_WORK_LAYERS or ctx.on_gpu:
+        return None
+    details = {"expect": ctx.expect}  # type: Dict[str, Any]
+    if ctx.init_warnings:
+        details["init_warnings"] = ctx.init_warnings
+    return Outcome(FAIL, ON_CPU_MESSAGE, details)
+
+
 def run_one(probe: Any, ctx: ProbeContext) -> Dict[str, Any]:
     started = time.monotonic()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            outcome = probe.func(ctx)
+            outcome = on_cpu_under_expect(probe, ctx) or probe.func(ctx)
             if not isinstance(outcome, Outcome) or outcome.status not in STATUSES:
                 outcome = Outcome(ERROR, "probe returned %r instead of an Outcome" % (outcome,), {})
         except ProbeSkipped as err:
@@ -68,6 +95,17 @@ def run_one(probe: Any, ctx: ProbeContext) -> Dict[str, Any]:
     }
 
 
+def sticky_device_error(result: Dict[str, Any]) -> Optional[str]:
+    """The CUDA/HIP error text in a result (message, error or traceback), or None."""
+    details = result.get("details") or {}
+    for text in (result.get("message"), details.get("error"), details.get("traceback")):
+        if isinstance(text, str):
+            found = STICKY_DEVICE_ERROR.search(text)
+            if found:
+                return found.group(0)
+    return None
+
+
 def run_probes(probe_ids: List[str], mode: str) -> None:
     from .registry import load_probes
 
@@ -79,9 +117,20 @@ def run_probes(probe_ids: List[str], mode: str) -> None:
             emit({"type": "result", "result": {"id": probe_id, "status": ERROR, "duration_s": 0.0,
                                                "message": "unknown probe id in child", "details": {}}})
             continue
-        result = run_one(probe, ctx)
+        emit({"type": "start", "id": probe_id})
+        if ctx.arch_problem and probe.needs != NEEDS_NOTHING and probe.layer >= 3:
+            result = {"id": probe_id, "status": SKIP, "duration_s": 0.0, "message": ctx.arch_problem,
+                      "details": {"blocked_by": ARCH_PROBE}}
+        else:
+            result = run_one(probe, ctx)
         emit({"type": "result", "result": result})
-        if result["status"] == ERROR and index + 1 < len(probe_ids) and ctx.gpu_initialized():
+        if index + 1 >= len(probe_ids):
+            continue
+        sticky = sticky_device_error(result)
+        if sticky:
+            emit({"type": "restart", "reason": "%s hit a sticky device error (%s)" % (probe_id, sticky)})
+            return
+        if result["status"] == ERROR and ctx.gpu_initialized():
             emit({"type": "restart", "reason": "%s raised with a live GPU context" % probe_id})
             return
 
@@ -99,10 +148,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--facts", action="store_true")
     parser.add_argument("probe_ids", nargs="*")
     args = parser.parse_args(argv)
-    if args.facts:
+    if args.facts:  # first, so that the parent has them even if a probe below kills the child
         run_facts()
-    else:
+    if args.probe_ids:
         run_probes(args.probe_ids, args.mode)
+        if "torch" in sys.modules:  # which GPU/math libraries these probes really loaded
+            from .facts import loaded_libraries
+
+            emit({"type": "libraries", "libraries": loaded_libraries()})
     emit({"type": "done"})
     sys.stderr.flush()
     os._exit(0)

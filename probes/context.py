@@ -55,17 +55,44 @@ def detect_accelerator(torch: Any) -> Tuple[str, List[str]]:
     return "cpu", messages
 
 
+def is_integrated(props: Any) -> bool:
+    """Whether a device (torch's device properties) is an integrated GPU (APU / iGPU)."""
+    return bool(getattr(props, "is_integrated", False))
+
+
+def choose_device(torch: Any) -> int:
+    """Index of the first discrete device; 0 when all are integrated or none says."""
+    try:
+        count = int(torch.cuda.device_count())
+    except Exception:
+        return 0
+    for index in range(count):
+        try:
+            if not is_integrated(torch.cuda.get_device_properties(index)):
+                return index
+        except Exception:
+            continue
+    return 0
+
+
 class ProbeContext:
     """Per-child state shared by the probes of one group."""
 
-    def __init__(self, mode: str, expect: Optional[str] = None) -> None:
+    def __init__(self, mode: str, expect: Optional[str] = None, torch: Any = None) -> None:
         self.mode = mode
         self.expect = expect
         self._accelerator = None  # type: Optional[str]
+        self._device_index = None  # type: Optional[int]
+        self._torch = torch  # tests inject a fake; None imports the real one
         self.init_warnings = []  # type: List[str]
+        # Set by programming_interface.arch_list when the build has no code for a device:
+        # later GPU probes in this child skip with it instead of failing as launch errors.
+        self.arch_problem = None  # type: Optional[str]
 
     @property
     def torch(self) -> Any:
+        if self._torch is not None:
+            return self._torch
         torch, error = import_torch()
         if torch is None:
             raise ProbeFailed("torch cannot be imported: %s" % error, import_error=error)
@@ -82,8 +109,18 @@ class ProbeContext:
         return self.accelerator != "cpu"
 
     @property
+    def device_index(self) -> int:
+        """The GPU the single-device probes use: the first discrete one (an AMD host may also
+        show its APU's iGPU, which is slower and shares host memory), else device 0."""
+        if self._device_index is None:
+            self._device_index = choose_device(self.torch) if self.on_gpu else 0
+            if self._device_index:
+                self.torch.cuda.set_device(self._device_index)  # streams and events follow it
+        return self._device_index
+
+    @property
     def device(self) -> Any:
-        return self.torch.device("cuda", 0) if self.on_gpu else self.torch.device("cpu")
+        return self.torch.device("cuda", self.device_index) if self.on_gpu else self.torch.device("cpu")
 
     def require_accelerator(self) -> None:
         """End the probe with "skip" unless torch has a usable GPU."""
@@ -93,11 +130,12 @@ class ProbeContext:
 
     def synchronize(self) -> None:
         if self.on_gpu:
-            self.torch.cuda.synchronize()
+            self.torch.cuda.synchronize(self.device_index)
 
     def gpu_initialized(self) -> bool:
         """Whether this process holds a GPU context (which an error may have poisoned)."""
-        torch, _ = import_torch() if _torch_import is not None else (None, None)
+        torch, _ = (self._torch, None) if self._torch is not None else (
+            import_torch() if _torch_import is not None else (None, None))
         if torch is None:
             return False
         try:

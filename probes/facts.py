@@ -6,13 +6,15 @@ Tools such as nvidia-smi are used only when present, with a timeout. Formatting 
 in ``probes.report``.
 """
 
+import glob
 import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from .context import EXPECT_ENV, detect_accelerator, expected_vendor, import_torch
 
@@ -32,13 +34,28 @@ ENV_VARS = (
     "LD_LIBRARY_PATH",
     "OMP_NUM_THREADS",
     "NCCL_DEBUG",
+    "CUDA_VERSION",
+    "NVIDIA_REQUIRE_CUDA",
+    "CUDA_HOME",
+    "ROCM_PATH",
+    "HIPBLASLT_ALLOW_TF32",
+    "TORCH_BLAS_PREFER_HIPBLASLT",
+    "TORCH_CUDNN_V8_API_ENABLED",
+    "GPUMATRIX_HOST_BUSY",
+    "GPUMATRIX_CACHE_DIR",
     EXPECT_ENV,
 )
+# Families of variables that change behaviour: every one that is set is reported.
+ENV_PREFIXES = ("PYTORCH_TUNABLEOP_", "MIOPEN_", "NCCL_", "RCCL_", "HSA_", "HIP_", "ROCBLAS_", "HIPBLASLT_",
+                "TORCH_ROCM_AOTRITON_", "CUBLAS_", "CUBLASLT_", "CUDNN_", "TORCHINDUCTOR_", "TRITON_",
+                "ROCFFT_", "CUDA_CACHE_")
+ENV_VALUE_LIMIT = 512
 
-# Distribution names worth reporting (as collect_env's pip filter does).
+# Distribution names worth reporting: every name collect_env's pip filter keeps (it keeps a line when any
+# of its patterns is a substring of it: mypy_extensions for "mypy"), and the GPU stacks' own packages.
 _PIP_NAME = re.compile(
-    r"^(torch.*|pytorch.*|triton.*|numpy|nvidia-.*|cuda-.*|.*cudnn.*|.*nccl.*|.*cublas.*|"
-    r"rocm.*|.*hip.*|amd-.*|mkl.*|intel-openmp|onnx.*|optree|mypy|flake8)$",
+    r"torch|triton|numpy|optree|nvidia-|cuda|cudnn|nccl|cublas|cufft|curand|cusolver|cusparse|nvjitlink|nvtx|"
+    r"rocm|hip|amd-|mkl|intel-|tbb|impi-|oneccl|umf|tcmlib|dpcpp|magma|soumith|onnx|mypy|flake8",
     re.IGNORECASE,
 )
 
@@ -54,24 +71,47 @@ def read_text(path: str, limit: int = 65536) -> Optional[str]:
         return None
 
 
+TOOL_OUTPUT_LIMIT = 256 * 1024
+TOOL_KILL_GRACE_S = 2.0
+# Tools that could not be reaped after SIGKILL (a driver call in uninterruptible sleep),
+# kept referenced so they are abandoned quietly rather than waited for.
+_ABANDONED_TOOLS = []  # type: List[Any]
+
+
+def _kill_session(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def run_tool(argv: List[str], timeout: float = TOOL_TIMEOUT_S) -> Optional[str]:
-    """stdout of a tool when it exists and succeeds in time, else None."""
-    if shutil.which(argv[0]) is None:
+    """stdout of a tool when it exists and succeeds in time, else None.
+
+    The tool runs in its own session; after ``timeout`` the whole session is killed, and
+    if it still has not gone (D state in a driver, or a grandchild holding the pipe) it is
+    abandoned after a short grace instead of waited for. Output is capped.
+    """
+    path = shutil.which(argv[0])
+    if path is None:
         return None
     try:
-        done = subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen([path] + list(argv[1:]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
         return None
-    if done.returncode != 0:
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_session(proc.pid)
+        try:
+            proc.communicate(timeout=TOOL_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            _ABANDONED_TOOLS.append(proc)
         return None
-    return done.stdout.decode("utf-8", "replace").strip()
+    if proc.returncode != 0:
+        return None
+    return out[:TOOL_OUTPUT_LIMIT].decode("utf-8", "replace").strip()
 
 
 def os_release() -> Optional[str]:
@@ -151,6 +191,126 @@ def driver_facts() -> Dict[str, Any]:
     return facts
 
 
+def environment_facts(environ: Optional[Mapping[str, str]] = None) -> Dict[str, Optional[str]]:
+    """The variables that change how the stack behaves: the fixed list (None when unset) and
+    every set variable of the ENV_PREFIXES families. Values are capped."""
+    environ = os.environ if environ is None else environ
+    names = set(ENV_VARS) | set(k for k in environ if k.startswith(ENV_PREFIXES))
+    return {name: (environ[name][:ENV_VALUE_LIMIT] if name in environ else None) for name in sorted(names)}
+
+
+def _first_match(text: Optional[str], pattern: str) -> Optional[str]:
+    if not text:
+        return None
+    match = re.search(pattern, text)
+    return match.group(1).strip() if match else None
+
+
+def compiler_facts() -> Dict[str, Any]:
+    """Compilers and build tools with their versions, as collect_env reports them (gcc,
+    clang, cmake) plus nvcc (the system CUDA toolkit) and hipcc."""
+    def tool(name: str, pattern: str, argv: Optional[List[str]] = None) -> Optional[Dict[str, Any]]:
+        path = shutil.which(name)
+        if path is None:
+            return None
+        text = run_tool(argv or [name, "--version"])
+        return {"path": path, "version": _first_match(text, pattern),
+                "first_line": text.strip().splitlines()[0][:200] if text and text.strip() else None}
+
+    return {
+        "cxx": next((shutil.which(c) for c in ("c++", "g++", "clang++") if shutil.which(c)), None),
+        "cc": next((shutil.which(c) for c in (os.environ.get("CC", ""), "cc", "gcc", "clang") if c and shutil.which(c)),
+                   None),
+        "gcc": tool("gcc", r"gcc (.*)"),
+        "clang": tool("clang", r"clang version (.*)"),
+        "cmake": tool("cmake", r"cmake (.*)"),
+        "nvcc": tool("nvcc", r"release .+ V(.*)"),
+        "hipcc": tool("hipcc", r"HIP version: (\S+)"),
+    }
+
+
+def system_cudnn() -> List[str]:
+    """cuDNN libraries installed on the system (not torch's wheel), as collect_env looks for them."""
+    found = set()
+    text = run_tool(["ldconfig", "-p"]) or ""
+    for line in text.splitlines():
+        if "libcudnn" in line and "=>" in line:
+            found.add(os.path.realpath(line.split("=>", 1)[1].strip()))
+    for folder in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib64"):
+        for path in glob.glob(os.path.join(folder, "libcudnn*.so*")):
+            found.add(os.path.realpath(path))
+    return sorted(found)[:20]
+
+
+def cpu_facts() -> Dict[str, Any]:
+    """Model, counts, flags, caches (from sysfs) and, from lscpu, what collect_env shows."""
+    model, flags = None, []  # type: Optional[str], List[str]
+    for line in (read_text("/proc/cpuinfo", 1 << 20) or "").splitlines():
+        key = line.split(":", 1)[0].strip().lower()
+        if key in ("model name", "cpu model") and model is None and ":" in line:
+            model = line.split(":", 1)[1].strip() or None
+        elif key in ("flags", "features") and not flags and ":" in line:
+            flags = line.split(":", 1)[1].split()
+    try:
+        affinity = len(os.sched_getaffinity(0))  # type: Optional[int]
+    except (AttributeError, OSError):
+        affinity = None
+    caches = []
+    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        entry = {name: (read_text(os.path.join(index, name)) or "").strip() or None
+                 for name in ("level", "type", "size", "shared_cpu_list")}
+        caches.append(entry)
+    lscpu = {}
+    for line in (run_tool(["lscpu"]) or "").splitlines()[:80]:
+        if ":" in line:
+            key, value = line.split(":", 1)
+            lscpu[key.strip()[:60]] = value.strip()[:4096]
+    return {"model": model, "count": os.cpu_count(), "usable": affinity, "flags": sorted(set(flags))[:400],
+            "caches": caches, "lscpu": lscpu}
+
+
+def numa_facts() -> List[Dict[str, Any]]:
+    """NUMA nodes: their CPUs and memory."""
+    nodes = []
+    for path in sorted(glob.glob("/sys/devices/system/node/node[0-9]*"), key=lambda p: int(re.sub(r"\D", "", p) or 0)):
+        memory = None
+        for line in (read_text(os.path.join(path, "meminfo")) or "").splitlines():
+            if "MemTotal:" in line:
+                parts = line.split()
+                memory = int(parts[-2]) * 1024 if parts[-2].isdigit() else None
+        nodes.append({"node": int(re.sub(r"\D", "", os.path.basename(path))),
+                      "cpus": (read_text(os.path.join(path, "cpulist")) or "").strip() or None,
+                      "memory_bytes": memory})
+    return nodes
+
+
+def rocm_facts(environ: Optional[Mapping[str, str]] = None, sys_root: str = "/sys") -> Dict[str, Any]:
+    """The ROCm userspace version (from its .info/version file) and, on MI300-class GPUs,
+    each card's compute and memory partition modes."""
+    environ = os.environ if environ is None else environ
+    version = version_file = None
+    for root in (environ.get("ROCM_PATH", ""), "/opt/rocm"):
+        if not root:
+            continue
+        for name in (".info/version", ".info/version-dev"):
+            text = read_text(os.path.join(root, name), 200)
+            if text and text.strip():
+                version, version_file = text.strip().splitlines()[0][:80], os.path.join(root, name)
+                break
+        if version:
+            break
+    partitions = []
+    for card in sorted(glob.glob(os.path.join(sys_root, "class", "drm", "card[0-9]*"))):
+        if "-" in os.path.basename(card):
+            continue
+        compute = read_text(os.path.join(card, "device", "current_compute_partition"), 64)
+        memory = read_text(os.path.join(card, "device", "current_memory_partition"), 64)
+        if compute or memory:
+            partitions.append({"card": os.path.basename(card), "compute_partition": (compute or "").strip() or None,
+                               "memory_partition": (memory or "").strip() or None})
+    return {"version": version, "version_file": version_file, "partitions": partitions}
+
+
 def pip_packages() -> Dict[str, str]:
     try:
         from importlib import metadata
@@ -166,16 +326,27 @@ def pip_packages() -> Dict[str, str]:
             name = dist.metadata["Name"]
         except Exception:
             continue
-        if name and _PIP_NAME.match(name):
+        if name and _PIP_NAME.search(name):
             found[name] = dist.version
     return dict(sorted(found.items()))
+
+
+def os_description() -> Optional[str]:
+    """The OS as collect_env words it: the release's PRETTY_NAME and the machine."""
+    name = os_release()
+    return "%s (%s)" % (name, platform.machine()) if name else None
 
 
 def collect_host_facts() -> Dict[str, Any]:
     """Facts the parent can gather without torch or GPU libraries."""
     return {
         "python": platform.python_version(),
+        "python_version_full": "%s (%d-bit runtime)" % (sys.version.replace("\n", " "), sys.maxsize.bit_length() + 1),
         "python_executable": sys.executable,
+        "os_description": os_description(),
+        "numa": numa_facts(),
+        "cuda_toolkit": {"nvcc": shutil.which("nvcc"), "cudnn_libraries": system_cudnn()},
+        "rocm": rocm_facts(),
         "platform": platform.platform(),
         "machine": platform.machine(),
         "kernel": platform.release(),
@@ -186,9 +357,11 @@ def collect_host_facts() -> Dict[str, Any]:
         "shm_bytes": filesystem_size("/dev/shm"),
         "driver": driver_facts(),
         "pip_packages": pip_packages(),
-        "compilers": {"cxx": next((shutil.which(c) for c in ("c++", "g++", "clang++") if shutil.which(c)), None)},
+        "compilers": compiler_facts(),
+        "pip_version": _safe(lambda: __import__("importlib.metadata").metadata.version("pip")),
+        "conda_prefix": os.environ.get("CONDA_PREFIX"),
         "expect": expected_vendor(),
-        "env": {name: os.environ.get(name) for name in ENV_VARS},
+        "env": environment_facts(),
     }
 
 
@@ -238,12 +411,46 @@ def describe_devices(torch: Any) -> List[Dict[str, Any]]:
             "multi_processor_count": getattr(props, "multi_processor_count", None),
         }
         if getattr(props, "gcnArchName", None):
-            entry["gcn_arch_name"] = props.gcnArchName
+            entry["gcn_arch_name"] = str(props.gcnArchName)
+        if hasattr(props, "is_integrated"):
+            entry["integrated"] = bool(props.is_integrated)
+        bus = [getattr(props, name, None) for name in ("pci_domain_id", "pci_bus_id", "pci_device_id")]
+        if all(isinstance(part, int) for part in bus):
+            entry["pci"] = "%04x:%02x:%02x" % tuple(bus)
         uuid = getattr(props, "uuid", None)
         if uuid is not None:
             entry["uuid"] = str(uuid)
         devices.append(entry)
     return devices
+
+
+# GPU and math libraries whose loaded copy (path, version) is worth knowing.
+_LIBRARY = re.compile(
+    r"/(lib(?:cuda|cudart|cublas|cublasLt|cudnn[a-z_]*|nccl|nvrtc|cufft|cusparse|cusolver|nvJitLink|"
+    r"amdhip64|hsa-runtime64|rocblas|hipblas|hipblaslt|MIOpen|rccl|rocfft|hipfft|rocsolver|hipsparse|"
+    r"rocm_smi64|nvidia-ml|mkl_[a-z_]+|openblas[a-z_0-9]*|gomp|iomp5|torch_cuda|torch_hip)\.so[.0-9]*)$")
+
+
+def loaded_libraries(maps_path: str = "/proc/self/maps") -> List[Dict[str, Any]]:
+    """The GPU/math libraries this process has actually loaded (``/proc/self/maps``), each with
+    its path, the file it resolves to, and the version in that file name (``libcublas.so.12.4.5.8``)."""
+    seen = {}  # type: Dict[str, Dict[str, Any]]
+    for line in (read_text(maps_path, 4 << 20) or "").splitlines():
+        parts = line.split(None, 5)
+        if len(parts) < 6:
+            continue
+        path = parts[5].strip()
+        match = _LIBRARY.search(path)
+        if not match or path in seen:
+            continue
+        real = os.path.realpath(path)
+        version = _first_match(os.path.basename(real), r"\.so\.([0-9][0-9.]*)$")
+        seen[path] = {"name": match.group(1).split(".so")[0], "path": path, "real_path": real, "version": version}
+    return sorted(seen.values(), key=lambda e: (e["name"], e["path"]))
+
+
+def _config_value(config: str, key: str) -> Optional[str]:
+    return _first_match(config, r"%s=([^,\n]+)" % re.escape(key))
 
 
 def collect_torch_facts() -> Dict[str, Any]:
@@ -269,6 +476,18 @@ def collect_torch_facts() -> Dict[str, Any]:
         "openmp": _safe(lambda: bool(torch.backends.openmp.is_available())),
         "distributed": _safe(lambda: bool(torch.distributed.is_available())),
         "init_warnings": init_warnings,
+        "xpu_available": _safe(lambda: bool(torch.xpu.is_available()), False),
+        "xnnpack": _safe(lambda: bool(__import__("importlib").import_module("torch.backends.xnnpack").enabled)),
+        "mkl": _safe(lambda: bool(torch.backends.mkl.is_available())),
+        "preferred_blas_library": _safe(lambda: str(torch.backends.cuda.preferred_blas_library()).split(".")[-1]),
+        "preferred_linalg_library": _safe(lambda: str(torch.backends.cuda.preferred_linalg_library()).split(".")[-1]),
     }
+    config = _safe(lambda: str(torch.__config__.show()), "") or ""
+    facts["blas_info"] = _config_value(config, "BLAS_INFO")
+    facts["lapack_info"] = _config_value(config, "LAPACK_INFO") or ("enabled" if "LAPACK is enabled" in config else None)
+    facts["cpu_capability"] = _first_match(config, r"CPU capability usage: (\S+)")
+    facts["hip_runtime"] = _first_match(config, r"HIP Runtime ([0-9.]+)")
+    facts["miopen_runtime"] = _first_match(config, r"MIOpen ([0-9.]+)")
+    facts["cuda_module_loading"] = os.environ.get("CUDA_MODULE_LOADING") if accelerator == "cuda" else None
     devices = _safe(lambda: describe_devices(torch), []) if accelerator != "cpu" else []
-    return {"torch": facts, "devices": devices, "accelerator": accelerator}
+    return {"torch": facts, "devices": devices, "accelerator": accelerator, "loaded_libraries": loaded_libraries()}

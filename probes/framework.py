@@ -1,40 +1,17 @@
 """Layer 5, framework: what a PyTorch user touches: autocast, scaled dot-product
-attention and its backends, torch.compile, a training step, a multi-worker DataLoader,
-and whether the build carries kernels for this GPU's architecture."""
+attention and its backends, torch.compile, a training step and a multi-worker DataLoader.
+(Whether the build carries kernels for the GPU's arch is checked earlier, in layer 3.)"""
 
 import importlib.util
 import math
 import os
 import shutil
 import warnings
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Optional
 
-from .archs import arch_compatibility, load_arch_rules
 from .context import ProbeContext
-from .model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
+from .model import NEEDS_TORCH, Outcome, Probe, failed, passed, skipped
 from .numerics import compare
-
-
-# --------------------------------------------------------------------------- arch list
-
-
-def arch_list(ctx: ProbeContext) -> Outcome:
-    ctx.require_accelerator()
-    from .facts import describe_devices
-
-    torch = ctx.torch
-    archs = list(torch.cuda.get_arch_list())
-    rules = load_arch_rules()
-    results = [arch_compatibility(d["arch"] or "?", archs, rules) for d in describe_devices(torch)]
-    details = {"arch_list": archs, "devices": results}
-    if not archs:
-        return failed("torch.cuda.get_arch_list() is empty", **details)
-    missing = [r["device"] for r in results if r["match"] == "none"]
-    if missing:
-        return failed("no kernels for %s in this build (built for %s)" % (", ".join(missing), " ".join(archs)),
-                      **details)
-    summary = ", ".join("%s: %s via %s" % (r["device"], r["match"], "/".join(r["via"])) for r in results)
-    return passed(summary, **details)
 
 
 # --------------------------------------------------------------------------- autocast
@@ -306,7 +283,6 @@ PROBES = [
     Probe("framework.sdpa", sdpa, group="framework", needs=NEEDS_TORCH),
     Probe("framework.sdpa_backends", sdpa_backends, group="framework", needs=NEEDS_TORCH),
     Probe("framework.training_step", training_step, group="framework", needs=NEEDS_TORCH),
-    Probe("framework.arch_list", arch_list, group="framework", needs=NEEDS_ACCELERATOR),
     Probe("framework.dataloader", dataloader, group="framework.dataloader", needs=NEEDS_TORCH),
     Probe("framework.compile", compile_probe, group="framework.compile", needs=NEEDS_TORCH, timeout_s=300.0),
 ]

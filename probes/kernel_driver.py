@@ -219,8 +219,14 @@ def gfx_name(target_version: int) -> Optional[str]:
     return "gfx%d%x%x" % (major, minor, stepping)
 
 
+_KFD_FIELDS = ("simd_count", "cpu_cores_count", "vendor_id", "device_id", "unique_id", "drm_render_minor",
+               "location_id", "domain", "num_xcc")
+
+
 def kfd_gpus(sys_root: str = "/sys") -> List[Dict[str, Any]]:
-    """GPU nodes in the KFD topology, with their gfx target."""
+    """GPU nodes in the KFD topology, with their real gfx target (what the hardware is,
+    whatever ``HSA_OVERRIDE_GFX_VERSION`` says) and whether each is an APU/iGPU (a node
+    with CPU cores and SIMDs)."""
     gpus = []
     pattern = os.path.join(sys_root, "class", "kfd", "kfd", "topology", "nodes", "*", "properties")
     for path in sorted(glob.glob(pattern), key=lambda p: _number_suffix(os.path.dirname(p))):
@@ -235,7 +241,13 @@ def kfd_gpus(sys_root: str = "/sys") -> List[Dict[str, Any]]:
             continue
         name = gfx_name(target)
         if name:
-            gpus.append({"node": _number_suffix(os.path.dirname(path)), "gfx": name})
+            entry = {"node": _number_suffix(os.path.dirname(path)), "gfx": name}  # type: Dict[str, Any]
+            for field in _KFD_FIELDS:
+                value = props.get(field, "").strip()
+                if value.isdigit():
+                    entry[field] = int(value)
+            entry["integrated"] = entry.get("cpu_cores_count", 0) > 0
+            gpus.append(entry)
     return gpus
 
 
@@ -252,7 +264,14 @@ def check_amd_driver(sys_root: str = "/sys", dev_root: str = "/dev", expect: Opt
         version = None  # the in-tree amdgpu has no version file
     gpus = kfd_gpus(sys_root)
     label = version or "in-tree (no version file)"
-    return passed("amdgpu %s, %d KFD GPU node(s)" % (label, len(gpus)), version=version, kfd_gpus=gpus)
+    details = {"version": version, "kfd_gpus": gpus}
+    if not gpus:
+        message = "amdgpu %s is loaded but the KFD topology has no GPU node" % label
+        if expect == "amd" or amd_nodes(dev_root, sys_root)["kfd"]:
+            return failed(message + " (no GPU for ROCm to use)", **details)
+        return skipped(message, **details)
+    summary = ", ".join("%s%s" % (g["gfx"], " (integrated)" if g["integrated"] else "") for g in gpus)
+    return passed("amdgpu %s, %d KFD GPU node(s): %s" % (label, len(gpus), summary), **details)
 
 
 def node_permissions(path: str) -> Dict[str, Any]:

@@ -61,7 +61,7 @@ def _matmul(ctx: ProbeContext, dtype_name: str) -> Outcome:
     if dtype_name == "tf32":
         if not ctx.on_gpu:
             return skipped("TF32 is a GPU tensor-core mode; no accelerator")
-        if ctx.accelerator == "cuda" and torch.cuda.get_device_capability(0)[0] < 8:
+        if ctx.accelerator == "cuda" and torch.cuda.get_device_capability(ctx.device_index)[0] < 8:
             return skipped("TF32 needs compute capability 8.0 or newer")
     dtype = {"float32": torch.float32, "tf32": torch.float32, "float16": torch.float16,
              "bfloat16": torch.bfloat16}[kind]

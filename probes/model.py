@@ -76,8 +76,11 @@ class Probe(NamedTuple):
     """A registered probe.
 
     ``group`` names the child process it runs in: probes in one group share a process
-    (and so a GPU context), in registry order. ``timeout_s`` is the default time limit
-    of one child process for the group (the group uses the largest of its probes').
+    (and so a GPU context), in registry order. ``timeout_s`` is this probe's own time
+    limit, counted from the moment the child announces that the probe starts.
+    ``gpu_init``: the probe is the first to initialise a GPU runtime (cuInit, hsa_init,
+    torch.cuda.init); when it times out, the driver is hung and the GPU probes after it
+    are skipped instead of hanging one by one.
     """
 
     id: str
@@ -87,6 +90,7 @@ class Probe(NamedTuple):
     quick: bool = False
     perf: bool = False
     timeout_s: float = 120.0
+    gpu_init: bool = False
 
     @property
     def layer_name(self) -> str:

@@ -2,10 +2,12 @@
 devices, a kernel launch, host<->device copies, streams and events, and whether an
 asynchronous device error surfaces as a Python error."""
 
-from typing import Any, Dict
+import os
+from typing import Any, Dict, List, Optional
 
+from .archs import arch_compatibility, gfx_from_override
 from .context import ProbeContext
-from .model import NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, ProbeFailed, failed, passed, skipped
+from .model import FAIL, NEEDS_ACCELERATOR, NEEDS_TORCH, Outcome, Probe, ProbeFailed, failed, passed, skipped
 
 VENDOR_OF = {"cuda": "nvidia", "rocm": "amd"}
 
@@ -52,16 +54,112 @@ def devices(ctx: ProbeContext) -> Outcome:
     return passed(summary, devices=found)
 
 
+def _kfd_location(gpu: Dict[str, Any]) -> Optional[str]:
+    """A KFD node's PCI address ("0000:c1:00") from its domain and location_id (bus<<8 | dev<<3 | fn)."""
+    if "location_id" not in gpu:
+        return None
+    location = gpu["location_id"]
+    return "%04x:%02x:%02x" % (gpu.get("domain", 0), location >> 8, (location >> 3) & 0x1F)
+
+
+def real_gfx(device: Dict[str, Any], kfd: List[Dict[str, Any]]) -> Optional[str]:
+    """The device's real ISA from the KFD topology: the node at the same PCI address, else the
+    only discrete gfx the topology has. None when it cannot tell."""
+    if device.get("pci"):
+        for gpu in kfd:
+            if _kfd_location(gpu) == device["pci"]:
+                return gpu["gfx"]
+    discrete = sorted(set(g["gfx"] for g in kfd if not g.get("integrated")))
+    if len(discrete) == 1 and not device.get("integrated"):
+        return discrete[0]
+    return None
+
+
+def check_arch(archs: List[str], found: List[Dict[str, Any]], rocm: bool, kfd: List[Dict[str, Any]],
+               override_env: Optional[str]) -> Outcome:
+    """Whether the build's arch list has code for every device, cross-checking on ROCm the
+    ISA the runtime reports (gcnArchName) with the KFD topology's real one."""
+    override = gfx_from_override(override_env) if rocm else None
+    results, problems = [], []
+    for device in found:
+        reported = device.get("arch") or "?"
+        arch = reported
+        entry = {"index": device.get("index"), "reported": reported}  # type: Dict[str, Any]
+        if rocm:
+            real = real_gfx(device, kfd)
+            entry["kfd_gfx"] = real
+            if real and real != reported:
+                if override and reported == override:
+                    arch = real  # the runtime runs it as the override; judge the real ISA with it
+                else:
+                    problems.append("device %s: the runtime reports %s but the KFD topology says %s%s" % (
+                        device.get("index"), reported, real,
+                        " (HSA_OVERRIDE_GFX_VERSION=%s selects %s)" % (override_env, override) if override_env
+                        else ""))
+            features = str(device.get("gcn_arch_name") or "")
+            if ":" in features:  # keep the xnack/sramecc mode: it decides which code objects load
+                arch = arch + features[features.index(":"):]
+        result = arch_compatibility(arch, archs, override=override if rocm else None)
+        entry.update(result)
+        results.append(entry)
+    details = {"arch_list": archs, "devices": results, "hsa_override_gfx_version": override_env}
+    if not archs:
+        return failed("torch.cuda.get_arch_list() is empty: cannot tell which GPUs this build supports", **details)
+    missing = [r for r in results if r["match"] == "none"]
+    if missing:
+        return failed("no kernels for %s in this build (built for %s)" % (", ".join(
+            "%s%s (device %s)" % (r["device"], " running as %s" % r["runs_as"] if r.get("runs_as") else "", r["index"])
+            for r in missing), " ".join(archs)), **details)
+    if problems:
+        return failed("; ".join(problems), **details)
+    return passed(", ".join(r["description"] for r in results), **details)
+
+
+def arch_list(ctx: ProbeContext) -> Outcome:
+    """Does the build carry code for every device's sm/gfx? Runs before any kernel launch,
+    so that a missing arch is reported as such and not as a launch failure."""
+    ctx.require_accelerator()
+    from .facts import describe_devices
+    from .kernel_driver import kfd_gpus
+
+    torch = ctx.torch
+    rocm = ctx.accelerator == "rocm"
+    outcome = check_arch(list(torch.cuda.get_arch_list()), describe_devices(torch), rocm,
+                         kfd_gpus() if rocm else [], os.environ.get("HSA_OVERRIDE_GFX_VERSION"))
+    if outcome.status == FAIL and any(d["match"] == "none" for d in outcome.details.get("devices", [])):
+        ctx.arch_problem = "not run: %s (programming_interface.arch_list)" % outcome.message
+    return outcome
+
+
 def kernel_launch(ctx: ProbeContext) -> Outcome:
+    """An elementwise kernel and a small GEMM on every visible device, against the CPU."""
     ctx.require_accelerator()
     torch = ctx.torch
-    x = torch.arange(1 << 20, dtype=torch.float32, device=ctx.device)
-    y = x * 2 + 1
-    ctx.synchronize()
+    count = torch.cuda.device_count()
     expected = torch.arange(1 << 20, dtype=torch.float32) * 2 + 1
-    if not torch.equal(y.cpu(), expected):
-        return failed("elementwise kernel produced wrong values")
-    return passed("elementwise kernel on %d elements matches the CPU" % x.numel())
+    gen = torch.Generator().manual_seed(7)
+    a, b = torch.randn(128, 96, generator=gen), torch.randn(96, 64, generator=gen)
+    reference = a.double() @ b.double()
+    from .math_libraries import fp32_matmul_mode
+    from .numerics import compare
+
+    per_device, bad = [], []
+    for index in range(count):
+        device = torch.device("cuda", index)
+        x = torch.arange(1 << 20, dtype=torch.float32, device=device)
+        y = x * 2 + 1
+        with fp32_matmul_mode(torch, tf32=False):
+            product = a.to(device) @ b.to(device)
+        torch.cuda.synchronize(index)
+        entry = {"index": index, "elementwise_ok": bool(torch.equal(y.cpu(), expected)),
+                 "gemm": compare(product, reference, "float32")}
+        per_device.append(entry)
+        if not (entry["elementwise_ok"] and entry["gemm"]["ok"]):
+            bad.append(index)
+    if bad:
+        return failed("wrong results on device(s) %s" % ", ".join(str(i) for i in bad), devices=per_device)
+    return passed("elementwise kernel (1 Mi elements) and a 128x96x64 GEMM match the CPU on %d device(s)" % count,
+                  devices=per_device)
 
 
 def host_device_copies(ctx: ProbeContext) -> Outcome:
@@ -134,6 +232,8 @@ def async_error(ctx: ProbeContext) -> Outcome:
 PROBES = [
     Probe("programming_interface.runtime", runtime, group="programming_interface", needs=NEEDS_TORCH, quick=True),
     Probe("programming_interface.devices", devices, group="programming_interface", needs=NEEDS_ACCELERATOR,
+          quick=True),
+    Probe("programming_interface.arch_list", arch_list, group="programming_interface", needs=NEEDS_ACCELERATOR,
           quick=True),
     Probe("programming_interface.kernel_launch", kernel_launch, group="programming_interface",
           needs=NEEDS_ACCELERATOR, quick=True),

@@ -43,7 +43,7 @@ class IndexServer:
     ``requests`` records (path, Authorization header) of every request.
     """
 
-    def __init__(self, auth: str | None = None) -> None:
+    def __init__(self, auth: str | None = None, host: str = "127.0.0.1") -> None:
         self.files: dict[str, bytes] = {}
         self.requests: list[tuple[str, str | None]] = []
         self.auth = auth
@@ -73,13 +73,13 @@ class IndexServer:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
+        self.server = http.server.ThreadingHTTPServer((host, 0), Handler)
+        self.host, self.port = host, self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def add(self, wheel: Path) -> None:
         self.files[wheel.name] = wheel.read_bytes()

@@ -50,7 +50,7 @@ def test_good_document_loads():
 # (what to replace, with what) → the line and the words (place, what is wrong, fix) the message must carry
 CASES = [
     ('python: "3.11"', "pyton: \"3.11\"", 2, ["unknown key 'pyton' in the matrix", "did you mean 'python'?"]),
-    ('python: "3.11"', "python: 3.10", 2, ["matrix.python must be a string", 'quote it ("3.1")']),
+    ('python: "3.11"', "python: 3.10", 2, ["matrix.python must be a string", 'quote it ("3.10")']),
     ('python: "3.11"', 'python: "3.11\\n"', 2, ["matrix.python '3.11\\n' is not valid", 'like "3.12"']),
     ("    vendor: nvidia", "    vendor: nvida", 5,
      ["base cu130.vendor 'nvida' must be one of", "did you mean 'nvidia'?"]),

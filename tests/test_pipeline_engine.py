@@ -92,12 +92,14 @@ def test_matrix_builds_probes_and_tabulates(first_run):
     na = cells["rocm6.4-torch2.13.0"]
     assert na.status == "not_applicable" and "no rocm6.4 wheel" in na.reason
 
-    # The table: bases as rows, versions as columns, marks and footnotes with the reasons.
+    # The table: cells as rows, this host's type as the column, marks and footnotes with the reasons.
     lines = table.splitlines()
-    header = next(line for line in lines if "torch 2.13.0" in line)
-    assert header.index("torch 2.13.0") < header.index("torch 2.12.0")
-    cpu_row = next(line for line in lines if line.strip("│ ").startswith("cpu "))
-    assert "✔ pass" in cpu_row and "TFLOP/s fp32" in cpu_row and "! build failed" in cpu_row
+    header = next(line for line in lines if line.strip("│┃ ").startswith("cell "))
+    assert "cpu" in header.split("cell", 1)[1]  # the host type labels the column
+    row = {cid: next(line for line in lines if f" {cid} " in line) for cid in ("cpu-torch2.13.0", "cpu-torch2.12.0")}
+    assert "✔ pass" in row["cpu-torch2.13.0"] and "TFLOP/s fp32" in row["cpu-torch2.13.0"]
+    assert "! build failed" in row["cpu-torch2.12.0"]
+    assert lines.index(row["cpu-torch2.13.0"]) < lines.index(row["cpu-torch2.12.0"])  # newer torch first
     assert good.headline_tflops()[1] > 0  # the performance probes ran inside the container
     assert "matching distribution" in table and "no NVIDIA GPU on this host" in table
     assert (results.path / "table.md").read_text().count("|") > 10
@@ -145,9 +147,9 @@ def test_report_rerenders_without_engine(first_run, monkeypatch):
     _, results = first_run
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
     md = cli.report(str(results.path), "markdown")
-    assert md.startswith("## gpumatrix compatibility") and "| **cpu**" in md
+    assert md.startswith("## gpumatrix compatibility") and "| **cpu-torch2.13.0** " in md
     data = json.loads(cli.report(str(results.path), "json"))
-    assert data["counts"]["pass"] >= 1
+    assert data["format"] == "gpumatrix-merged" and data["counts"]["cpu"]["pass"] >= 1
 
 
 def test_probe_container_is_least_privileged(engine, tracked, workdir):

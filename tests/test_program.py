@@ -152,3 +152,12 @@ def test_bad_matrix_builds_nothing(tmp_path):
                        echo=lambda s: None)
     assert "matrix.yaml:4" in str(info.value) and info.value.exit_code == 2
     assert not (tmp_path / "results").exists()
+
+
+def test_a_version_yaml_reads_as_a_number_is_quoted_as_written(tmp_path):
+    (tmp_path / "matrix.yaml").write_text("schema_version: 1\npython: 3.10\nbases:\n"
+                                          "  - {id: cpu, vendor: cpu, image: debian:bookworm-slim, variant: cpu}\n"
+                                          "torch:\n  - version: \"2.13.0\"\n")
+    done = gpumatrix("list", "--matrix", str(tmp_path / "matrix.yaml"))
+    assert done.returncode == ExitCode.USAGE
+    assert 'matrix.yaml:2: matrix.python must be a string; quote it ("3.10")' in done.stderr

@@ -216,3 +216,79 @@ def test_push_uses_docker_login_credentials(engine, tracked, tiny_image, tmp_pat
         assert engine.push(ref).startswith("sha256:")
     finally:
         _stop(proc)
+
+
+# -- ready-made framework images (images: in matrix.yaml) -----------------------------------------------------
+READY_MATRIX = """\
+schema_version: 1
+python: "3.11"
+bases:
+  - {{id: cpu, vendor: cpu, image: debian:bookworm-slim, variant: cpu}}
+torch:
+  - {{version: "2.13.0", variants: [cpu]}}
+images:
+  - {{id: vendor-torch, vendor: cpu, image: "{with_torch}"}}
+  - {{id: no-torch, vendor: cpu, image: "{without_torch}"}}
+  - {{id: no-python, vendor: cpu, image: "{without_python}"}}
+"""
+
+
+def _push(engine, image: str, ref: str) -> None:
+    engine.tag(image, ref)
+    engine.push(ref)
+    engine.remove_image(ref, force=False)  # only the pull may bring it back
+
+
+def test_ready_made_images_are_pulled_by_digest_and_probed_as_they_ship(engine, registry, tmp_path, unique):
+    """A built CPU cell image, re-tagged and served by the loopback registry, stands in for a vendor image."""
+    from gpumatrix import cli
+    from gpumatrix.results.store import ResultsDir
+    from gpumatrix.run.request import RunRequest
+
+    built = tmp_path / "built"
+    built.mkdir()
+    (built / "matrix.yaml").write_text(READY_MATRIX.split("images:")[0].replace("{{", "{").replace("}}", "}"))
+    cli.run_matrix(RunRequest(matrix_path=str(built / "matrix.yaml"), results_path=str(built / "results"),
+                              probe=False), echo=lambda s: None)
+    (cell,) = [r for r in ResultsDir(built / "results").load()[0] if r.cell_id == "cpu-torch2.13.0"]
+    with_torch = f"{registry}/vendor/pytorch:ready-{unique}"
+    without_torch = f"{registry}/vendor/python:ready-{unique}"
+    without_python = f"{registry}/vendor/slim:ready-{unique}"
+    _push(engine, cell.image["id"], with_torch)
+    # The same image with torch taken out: Python is there, torch is not.
+    no_torch_id = engine.build(tar_context({"Dockerfile": f"FROM {cell.image['id']}\nRUN rm -rf "
+                                                           f"/opt/venv/lib/python3*/site-packages/torch\n".encode()}),
+                               f"gpumatrix/readytest:{unique}", {}, {}, lambda line: None)
+    _push(engine, no_torch_id, without_torch)
+    engine.remove_image(f"gpumatrix/readytest:{unique}")
+    _push(engine, "debian:bookworm-slim", without_python)
+
+    (tmp_path / "matrix.yaml").write_text(READY_MATRIX.format(with_torch=with_torch, without_torch=without_torch,
+                                                              without_python=without_python))
+    request = RunRequest(matrix_path=str(tmp_path / "matrix.yaml"), results_path=str(tmp_path / "results"),
+                         only="vendor-torch,no-torch,no-python", quick=True)
+    lines: list[str] = []
+    try:
+        cli.run_matrix(request, echo=lines.append)
+        results = {r.cell_id: r for r in ResultsDir(tmp_path / "results").load()[0]}
+        ready, bare, slim = results["vendor-torch"], results["no-torch"], results["no-python"]
+        assert ready.status == "pass", ready.reason
+        assert ready.torch == "2.13.0+cpu"  # read from inside the image, not from matrix.yaml
+        assert ready.image["pulled"].startswith(f"{registry}/vendor/pytorch@sha256:")
+        assert ready.image["reused"] is False and not ready.logs  # pulled, nothing built: no build log
+        assert not ResultsDir(tmp_path / "results").log_path("vendor-torch", "build").exists()
+        assert bare.status == "not_applicable" and "no usable torch in this image" in bare.reason
+        assert "No module named 'torch'" in bare.reason
+        assert slim.status == "not_applicable" and "no python3 in this image" in slim.reason
+        assert any("pulling" in line for line in lines)
+
+        again: list[str] = []
+        cli.run_matrix(request, echo=again.append)
+        ready2 = {r.cell_id: r for r in ResultsDir(tmp_path / "results").load()[0]}["vendor-torch"]
+        assert ready2.image["reused"] is True and ready2.image["pulled"] == ready.image["pulled"]
+        assert any("the tag has not moved" in line for line in again)
+    finally:
+        for ref in (with_torch, without_torch, without_python):
+            info = engine.image_info(ref)
+            for digest in (info.repo_digests if info else ()):
+                engine.remove_image(digest, force=False)

@@ -11,7 +11,7 @@ import pytest
 
 from gpumatrix import cli
 from gpumatrix.errors import ConfigError, ResultsLocked
-from gpumatrix.run.pipeline import results_lock
+from gpumatrix.run.safety import results_lock
 from gpumatrix.report.formats import render_results
 from gpumatrix.results.store import CellResult, ResultsDir
 from gpumatrix.knowledge.versions import version_key

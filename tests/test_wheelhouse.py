@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def test_cache_folder_from_platformdirs_or_env(monkeypatch, tmp_path):
     import platformdirs
     assert cache_root() == Path(platformdirs.user_cache_dir("gpumatrix"))
     monkeypatch.setenv("GPUMATRIX_CACHE_DIR", str(tmp_path))
-    assert Wheelhouse().folder == tmp_path / "wheels"
+    assert Wheelhouse().folder == tmp_path / "wheelhouse" / "wheels"
 
 
 def test_pip_download_argv_targets_the_image():
@@ -157,6 +158,35 @@ def test_credentials_go_only_to_their_own_host(tmp_path, monkeypatch):
         idx.close()
 
 
+def _non_loopback_address() -> str | None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing interface
+        except OSError:
+            return None
+        address = s.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
+def test_pip_ignores_a_plain_http_index_off_loopback(tmp_path, monkeypatch):
+    """What pip does for us: an http index on a non-loopback host is ignored, so its credentials are
+    never sent in clear (unless the user lists it in trusted-host)."""
+    address = _non_loopback_address()
+    if address is None:
+        pytest.skip("this host has no non-loopback IPv4 address")
+    idx = IndexServer(host=address)
+    try:
+        idx.add(make_wheel(tmp_path / "src", "torch", "9.9.9+cpu"))
+        pip_env(monkeypatch, f"http://user:TOKEN123@{address}:{idx.port}/simple")
+        log = tmp_path / "log"
+        with pytest.raises(BuildError, match="No matching distribution"):
+            Wheelhouse(tmp_path / "cache").resolve(request(), log)
+        assert idx.requests == [] and "not a trusted or secure host" in log.read_text()
+        assert "TOKEN123" not in log.read_text()
+    finally:
+        idx.close()
+
+
 def test_plain_http_index_in_the_matrix_is_refused():
     with pytest.raises(BuildError, match="plain http"):
         request_for("torch==1", "3.11", "http://user:TOKEN@mirror.example/{variant}", "cpu", [], None)
@@ -166,3 +196,15 @@ def test_plain_http_index_in_the_matrix_is_refused():
         assert "TOKEN" not in str(err)
     request_for("torch==1", "3.11", "http://127.0.0.1:8080/{variant}", "cpu", [], None)  # loopback is fine
     assert redact("see https://u:s3cr3t@h/simple and http://x@y/") == "see https://u:****@h/simple and http://x@y/"
+
+
+def test_host_constraints_do_not_pin_images(index, tmp_path, monkeypatch):
+    """The host's pip.conf applies (its index here), but not its constraints: they pin the host's own
+    environment. A constraint that excludes the cell's torch changes nothing."""
+    conf = tmp_path / "pip.conf"
+    (tmp_path / "constraints.txt").write_text("torch<9\n")
+    conf.write_text(f"[global]\nindex-url = {index.url}/simple\nconstraint = {tmp_path / 'constraints.txt'}\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    monkeypatch.delenv("PIP_INDEX_URL")
+    resolved = Wheelhouse(tmp_path / "cache").resolve(request())
+    assert resolved.torch_requirement == "torch==9.9.9+cpu"

@@ -4,7 +4,11 @@ On a GPU host gpumatrix uses the host's daemon. On a machine with no engine
 running (a fresh CI runner, these development boxes) ``./dev`` starts Debian's
 ``dockerd`` with its own socket, data root, exec root and pid file under a state
 folder: it never touches a daemon the user runs, and its bridge and iptables
-are off (builds use the host network, probe containers have none). Where a
+are off (builds use the host network, probe containers have none), and it keeps
+its containers in containerd namespaces of its own (``gpumatrix-dev``), apart
+from a system engine's even when both use the system's containerd. A stale pid
+file is never trusted: a pid is signalled only while ``/proc/PID/cmdline`` shows
+a dockerd with this state folder's socket, data root and pid file. Where a
 base image cannot be pulled (no registry reachable), :func:`provide_base_image`
 builds it from Debian with ``debootstrap`` and imports it under the same tag.
 
@@ -60,13 +64,50 @@ def _reachable(url: str) -> bool:
         return False
 
 
+# The private engine's own containerd namespaces: with a system containerd (/run/containerd), dockerd
+# 20.10 uses it, and the default namespace "moby" would mix our containers with the system engine's.
+CONTAINERD_NAMESPACE = "gpumatrix-dev"
+CONTAINERD_PLUGINS_NAMESPACE = "gpumatrix-dev-plugins"
+
+
+def _cmdline(pid: int) -> list[str] | None:
+    """The argv of process ``pid`` (None when it is gone or unreadable)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a] or None
+
+
+def _is_our_dockerd(pid: int) -> bool:
+    """Whether ``pid`` is a dockerd started for this state folder (its socket, data root and pid file).
+
+    A pid file outlives its process and the pid is reused: anything else is never signalled.
+    """
+    argv = _cmdline(pid)
+    if not argv or os.path.basename(argv[0]) != "dockerd":
+        return False
+    folder = engine_dir()
+
+    def value(flag: str) -> str | None:
+        for i, arg in enumerate(argv):
+            if arg == flag and i + 1 < len(argv):
+                return argv[i + 1]
+            if arg.startswith(flag + "="):
+                return arg[len(flag) + 1:]
+        return None
+
+    return (value("--host") == private_host() and value("--data-root") == str(folder / "data")
+            and value("--pidfile") == str(folder / "dockerd.pid"))
+
+
 def _pid() -> int | None:
+    """The pid of our running private dockerd, from its pid file; None if the file is missing or stale."""
     try:
         pid = int((engine_dir() / "dockerd.pid").read_text().strip())
-        os.kill(pid, 0)
-        return pid
     except (OSError, ValueError):
         return None
+    return pid if pid > 0 and _is_our_dockerd(pid) else None
 
 
 def start_private_engine(timeout_s: float = 90) -> bool:
@@ -79,11 +120,13 @@ def start_private_engine(timeout_s: float = 90) -> bool:
                                 "install Debian's docker.io ('apt-get install docker.io') or start your engine")
     folder = engine_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    # A pid file whose process is gone (the engine was killed) would make dockerd refuse to start.
+    # A pid file whose process is gone (the engine was killed), or names another process now, would make
+    # dockerd refuse to start. _pid() said it is not our live dockerd; that process is left alone.
     (folder / "dockerd.pid").unlink(missing_ok=True)
     argv = [dockerd, "--host", private_host(), "--data-root", str(folder / "data"), "--exec-root",
             str(folder / "exec"), "--pidfile", str(folder / "dockerd.pid"), "--bridge=none", "--iptables=false",
-            "--ip-masq=false", "--log-level=warn"]
+            "--ip-masq=false", "--log-level=warn", "--containerd-namespace", CONTAINERD_NAMESPACE,
+            "--containerd-plugins-namespace", CONTAINERD_PLUGINS_NAMESPACE]
     with open(folder / "dockerd.log", "ab") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
     _daemons.append(proc)  # it outlives this call on purpose; keep the handle so it is not reaped as garbage
@@ -102,18 +145,27 @@ def start_private_engine(timeout_s: float = 90) -> bool:
 
 def stop_private_engine(timeout_s: float = 30) -> bool:
     """Stop the private engine by the pid it recorded; return True if one was running."""
-    pid = _pid()
+    pid = _pid()  # checked to be our dockerd (argv), not just any process the pid file names
     if pid is None:
         return False
-    os.kill(pid, signal.SIGTERM)
+    _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and _pid() == pid:
         _reap()
         time.sleep(0.2)
     if _pid() == pid:
-        os.kill(pid, signal.SIGKILL)
+        _signal(pid, signal.SIGKILL)
     _reap()
     return True
+
+
+def _signal(pid: int, sig: int) -> None:
+    """Send ``sig`` to ``pid`` if it is still our dockerd (checked again right before, narrowing pid reuse)."""
+    if _is_our_dockerd(pid):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
 
 
 def _reap() -> None:

@@ -10,12 +10,33 @@ build a :class:`Matrix`), :mod:`~gpumatrix.config.expand` (include/exclude expan
 from gpumatrix.config.expand import MATCH_KEYS, applicability, expand_cells
 from gpumatrix.config.loader import load_matrix, parse_matrix, torch_version_of_wheel, version_problem
 from gpumatrix.config.model import (
-    IPC_MODES, NVIDIA_MODES, SCHEMA_VERSION, TORCH_IN_IMAGE, TORCH_IN_IMAGE_LABEL, VENDORS, Base, Cell, Excluded,
-    Expansion, Matrix, ReadyImage, RunOptions, TorchSpec, cell_id,
+    IPC_MODES,
+    NVIDIA_MODES,
+    SCHEMA_VERSION,
+    TORCH_IN_IMAGE,
+    TORCH_IN_IMAGE_LABEL,
+    VENDORS,
+    Base,
+    Cell,
+    Excluded,
+    Expansion,
+    Matrix,
+    ReadyImage,
+    RunOptions,
+    TorchSpec,
+    cell_id,
 )
 from gpumatrix.config.schema import load_schema
 from gpumatrix.config.select import (
-    expand_braces, gha_matrix, has_glob, matches, parse_shard, select, select_shard, shard_cells, split_patterns,
+    expand_braces,
+    gha_matrix,
+    has_glob,
+    matches,
+    parse_shard,
+    select,
+    select_shard,
+    shard_cells,
+    split_patterns,
 )
 from gpumatrix.errors import ConfigError
 

@@ -125,11 +125,12 @@ def expand_cells(matrix: Matrix) -> Expansion:
     original = len(combos)
     problems: list[Problem] = []
     for entry in matrix.include:
-        env = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in dict(entry.get("env") or {}).items()}
+        include_env = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                       for k, v in dict(entry.get("env") or {}).items()}
         hit = False
         for combo in combos[:original]:
             if filter_matches(entry, match_values(combo["base"], combo["torch"], combo["ready"] is not None)):
-                combo["env"].update(env)
+                combo["env"].update(include_env)
                 hit = True
         if hit:
             continue
@@ -140,32 +141,33 @@ def expand_cells(matrix: Matrix) -> Expansion:
                                     "include entry matches no cell, and cannot add one: a new cell needs an exact "
                                     "'base' and 'torch' (and no other match key); fix the patterns or remove it"))
             continue
-        base = next((x for x in matrix.bases if x.id == b), None)
-        if base is None:
+        include_base = next((x for x in matrix.bases if x.id == b), None)
+        if include_base is None:
             continue  # reported by the loader ("include names base …, which is not in bases")
         added = next((c for c in combos[original:] if c["base"].id == b and c["torch"].version == t), None)
         if added is not None:  # a cell an earlier include added: added values may be overwritten
-            added["env"].update(env)
+            added["env"].update(include_env)
             continue
         spec = next((s for s in matrix.torch if s.version == t), TorchSpec(version=t, line=_line(entry)))
-        combos.append({"base": base, "torch": spec, "ready": None, "env": {**dict(base.env), **env}})
+        combos.append({"base": include_base, "torch": spec, "ready": None,
+                       "env": {**dict(include_base.env), **include_env}})
 
     cells: list[Cell] = []
     seen: dict[str, Cell] = {}
     for combo in combos:
         base, spec, ready = combo["base"], combo["torch"], combo["ready"]
-        env = tuple(sorted(combo["env"].items()))
+        cell_env = tuple(sorted(combo["env"].items()))
         if ready is not None:
-            cell = Cell(id=ready.id, base=base, torch=spec, python="", env=env, ready_made=True)
+            cell = Cell(id=ready.id, base=base, torch=spec, python="", env=cell_env, ready_made=True)
         else:
             python = base.python or matrix.python
             ok, reason, notes = applicability(base, spec, python)
-            cell = Cell(id=cell_id(base.id, spec.version), base=base, torch=spec, python=python, env=env,
+            cell = Cell(id=cell_id(base.id, spec.version), base=base, torch=spec, python=python, env=cell_env,
                         applicable=ok, reason=reason, notes=notes)
         if cell.id in seen:
             if cell.ready_made != seen[cell.id].ready_made:
-                image, built = (cell, seen[cell.id]) if cell.ready_made else (seen[cell.id], cell)
-                problems.append(Problem(where, image.base.line or None,
+                image_cell, built = (cell, seen[cell.id]) if cell.ready_made else (seen[cell.id], cell)
+                problems.append(Problem(where, image_cell.base.line or None,
                                         f"image id {cell.id!r} is also the id of a built cell "
                                         f"(base {built.base.id} × torch {built.torch.version}); rename the image"))
             continue

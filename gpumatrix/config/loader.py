@@ -21,7 +21,13 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpumatrix.config.model import (
-    SCHEMA_VERSION, VENDORS, Base, Matrix, ReadyImage, RunOptions, TorchSpec,
+    SCHEMA_VERSION,
+    VENDORS,
+    Base,
+    Matrix,
+    ReadyImage,
+    RunOptions,
+    TorchSpec,
 )
 from gpumatrix.config.schema import compile_pattern, has_error_at, line_at, load_schema, schema_problems
 from gpumatrix.config.select import has_glob
@@ -120,7 +126,7 @@ class _Checks:
         """Whether the schema found nothing wrong at this path (and below)."""
         return not has_error_at(self.bad, at)
 
-    def _entries(self, key: str) -> list[tuple[int, LocDict]]:
+    def _entries(self, key: str) -> list[tuple[int, dict[str, Any]]]:
         raw = self.data.get(key)
         if not isinstance(raw, list):
             return []
@@ -139,8 +145,11 @@ class _Checks:
     def build(self) -> Matrix | None:
         d = self.data
         bases = self.bases()
-        base_ids = {b.id for b in bases} | {self._str(["bases", i, "id"]) for i, _ in self._entries("bases")}
-        base_ids.discard(None)
+        base_ids: set[str] = {b.id for b in bases}
+        for i, _ in self._entries("bases"):
+            bid = self._str(["bases", i, "id"])
+            if bid is not None:
+                base_ids.add(bid)
         images = self.images(base_ids)
         torch = self.torch()
         self.filters(base_ids)
@@ -155,7 +164,8 @@ class _Checks:
                       run=RunOptions(**dict(d.get("run") or {})), images=tuple(images))
 
     def bases(self) -> list[Base]:
-        out, seen = [], {}
+        out: list[Base] = []
+        seen: dict[str, int | None] = {}
         for i, entry in self._entries("bases"):
             at = ["bases", i]
             bid, vendor, variant = (self._str(at + [k]) for k in ("id", "vendor", "variant"))
@@ -180,7 +190,8 @@ class _Checks:
         return out
 
     def images(self, base_ids: set[str]) -> list[ReadyImage]:
-        out, seen = [], {}
+        out: list[ReadyImage] = []
+        seen: dict[str, int | None] = {}
         for i, entry in self._entries("images"):
             at = ["images", i]
             iid = self._str(at + ["id"])
@@ -199,7 +210,8 @@ class _Checks:
         return out
 
     def torch(self) -> list[TorchSpec]:
-        out, seen = [], {}
+        out: list[TorchSpec] = []
+        seen: dict[str, int | None] = {}
         for i, entry in self._entries("torch"):
             at = ["torch", i]
             before = len(self.problems)
@@ -235,7 +247,7 @@ class _Checks:
 
     def filters(self, base_ids: set[str]) -> None:
         for key in ("exclude", "include"):
-            for i, entry in self._entries(key):
+            for i, _entry in self._entries(key):
                 at = [key, i]
                 b = self._str(at + ["base"])
                 if b is not None and not has_glob(b) and b not in base_ids:

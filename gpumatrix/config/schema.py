@@ -31,7 +31,7 @@ Path_ = Sequence[Any]  # a JSON path: keys and list indexes
 @functools.lru_cache(maxsize=None)
 def load_schema() -> dict[str, Any]:
     """The shipped ``gpumatrix/data/matrix.schema.json`` (cached)."""
-    text = resources.files("gpumatrix").joinpath("data", "matrix.schema.json").read_text(encoding="utf-8")
+    text = resources.files("gpumatrix").joinpath("data").joinpath("matrix.schema.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
@@ -200,7 +200,7 @@ def _messages(error: ValidationError, data: Any) -> Iterator[tuple[Path_, str]]:
         if "string" in expected and set(expected) <= {"string", "null"} and isinstance(instance, (int, float)) \
                 and not isinstance(instance, bool):
             # YAML reads python: 3.10 as the float 3.1 and version: 2.9 as a number: make the user quote it.
-            yield path, f"{what} must be a string; quote it (\"{instance}\")"
+            yield path, f"{what} must be a string; quote it (\"{getattr(instance, 'source', instance)}\")"
         else:
             words = [_TYPE_WORDS.get(t, t) for t in expected]
             want = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"

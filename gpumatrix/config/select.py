@@ -25,7 +25,8 @@ RUNNER_LABELS: Mapping[str, tuple[str, ...]] = {
 
 
 class _HasId(Protocol):
-    id: str
+    @property
+    def id(self) -> str: ...  # read-only, so frozen dataclasses (Cell) fit
 
 
 C = TypeVar("C", bound=_HasId)

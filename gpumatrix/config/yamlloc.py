@@ -72,6 +72,20 @@ def _construct_sequence(loader: _LocatedLoader, node: yaml.SequenceNode) -> LocL
     return result
 
 
+class SourceFloat(float):
+    """A YAML float that remembers how it was written: ``python: 3.10`` is the float 3.1, but a message
+    asking the user to quote it must say ``"3.10"``."""
+
+    source: str
+
+
+def _construct_float(loader: _LocatedLoader, node: yaml.ScalarNode) -> float:
+    value = SourceFloat(loader.construct_yaml_float(node))
+    value.source = str(node.value)
+    return value
+
+
+_LocatedLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _LocatedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _LocatedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 

@@ -20,11 +20,11 @@ Rooms: :mod:`.vocabulary` (causes and facts, declared once), :mod:`.rules` (load
 
 from __future__ import annotations
 
-from .cellresult import facts_from_cell_result
+from .cellresult import facts_from_cell_result, failure_text_of_cell
 from .cli import format_text, main
 from .engine import Diagnosis, derive_facts, diagnose, required_min_driver
 from .reports import facts_from_reports
-from .rules import Alternative, Rule, RuleSet, RulesError, arch_supported, load_rules
+from .rules import Alternative, Rule, RulesError, RuleSet, arch_supported, load_rules
 from .vocabulary import CAUSES, FACTS, Fact
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "derive_facts",
     "diagnose",
     "facts_from_cell_result",
+    "failure_text_of_cell",
     "facts_from_reports",
     "format_text",
     "load_rules",

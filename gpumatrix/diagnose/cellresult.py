@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from gpumatrix.knowledge.drivers import cuda_version_of_variant
 from gpumatrix.probes.model import FAILING_STATUSES
 
 from .vocabulary import FACTS
@@ -15,9 +16,9 @@ FAILED_STATUSES = FAILING_STATUSES
 
 def _variant_versions(variant: str) -> dict[str, str]:
     """``cu128`` -> image_cuda 12.8, ``rocm6.2`` -> image_rocm 6.2, ``cpu`` -> nothing."""
-    found = re.fullmatch(r"cu(\d{1,2})(\d)", variant.strip().lower())
-    if found:
-        return {"image_cuda": f"{int(found.group(1))}.{found.group(2)}"}
+    cuda = cuda_version_of_variant(variant.strip().lower())
+    if cuda:
+        return {"image_cuda": cuda}
     found = re.fullmatch(r"rocm(\d{1,2}\.\d{1,2})(?:\.\d{1,2})?", variant.strip().lower())
     if found:
         return {"image_rocm": found.group(1)}
@@ -100,3 +101,16 @@ def facts_from_cell_result(document: Mapping[str, Any], extra: Mapping[str, Any]
 
     facts.update(dict(extra or {}))
     return {name: value for name, value in facts.items() if name in FACTS and FACTS[name].accepts(value)}
+
+
+def failure_text_of_cell(document: Mapping[str, Any]) -> str:
+    """The failure text a cell result holds: its reason and its failed probes' errors (never its old diagnosis)."""
+    parts = [str(document.get("reason") or "")]
+    for probe in ((document.get("probes") or {}).get("probes") or []):
+        if isinstance(probe, dict) and probe.get("status") in FAILING_STATUSES:
+            raw_details = probe.get("details")
+            details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
+            for key in ("error", "stderr_tail", "traceback"):
+                if isinstance(details.get(key), str):
+                    parts.append(details[key][-4000:])
+    return "\n".join(p for p in parts if p)

@@ -8,9 +8,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from gpumatrix.probes.model import FAILING_STATUSES
-
-from .cellresult import facts_from_cell_result
+from .cellresult import facts_from_cell_result, failure_text_of_cell
 from .engine import Diagnosis, diagnose
 from .rules import RulesError, load_rules
 from .text import HEAD_CHARS, TAIL_CHARS
@@ -48,18 +46,6 @@ def format_text(diagnosis: Diagnosis) -> str:
     return "\n".join(lines)
 
 
-def _cell_log_text(document: dict) -> str:
-    """The failure text a saved cell holds: its reason, its diagnosis evidence is NOT reused."""
-    parts = [str(document.get("reason") or "")]
-    for probe in ((document.get("probes") or {}).get("probes") or []):
-        if isinstance(probe, dict) and probe.get("status") in FAILING_STATUSES:
-            details = probe.get("details") if isinstance(probe.get("details"), dict) else {}
-            for key in ("error", "stderr_tail", "traceback"):
-                if isinstance(details.get(key), str):
-                    parts.append(details[key][-4000:])
-    return "\n".join(p for p in parts if p)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m gpumatrix.diagnose [--json] [--rules FILE] [--cell] [FILE|-]``; returns the exit code."""
     parser = argparse.ArgumentParser(
@@ -81,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             document = json.loads(data.decode("utf-8", errors="replace"))
             if not isinstance(document, dict):
                 raise ValueError("not a JSON object")
-            result = diagnose(_cell_log_text(document), facts_from_cell_result(document), rules=ruleset)
+            result = diagnose(failure_text_of_cell(document), facts_from_cell_result(document), rules=ruleset)
         else:
             result = diagnose(data, rules=ruleset)
     except OSError as err:

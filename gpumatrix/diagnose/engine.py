@@ -53,25 +53,24 @@ def _cuda_xy(value: Any) -> tuple[int, int] | None:
 def required_min_driver(cuda: str, *, minor_version_compat: bool = False) -> str | None:
     """The minimum NVIDIA Linux driver for CUDA ``x.y`` (None when the data does not say).
 
-    By default the GA driver of that release (what an image's ``NVIDIA_REQUIRE_CUDA``
-    enforces). With ``minor_version_compat``, for CUDA 11 and newer, the floor of the
-    major's minor-version compatibility range, which is what a torch wheel needs.
-    Data: ``cuda_drivers.yaml`` (11.8 on), ``diagnosis_cuda_legacy.yaml`` (older).
+    By default the GA driver of that release (what an image's ``NVIDIA_REQUIRE_CUDA`` enforces). With
+    ``minor_version_compat``, for CUDA 11 and newer, the floor of the major's minor-version compatibility
+    range, which is what a torch wheel needs. The figures are the knowledge layer's
+    (:func:`gpumatrix.knowledge.drivers.driver_need` over ``cuda_drivers.yaml``, 11.8 on); older CUDA
+    comes from ``diagnosis_cuda_legacy.yaml``, which only diagnosis needs.
     """
+    from gpumatrix.knowledge.drivers import driver_need
     from gpumatrix.knowledge.releases import load_data
 
     xy = _cuda_xy(cuda)
     if xy is None:
         return None
     major, minor = xy
-    drivers = load_data("cuda_drivers")
-    if minor_version_compat and major >= 11:
-        floor = ((drivers.get("minor_version_compat") or {}).get(str(major)) or {}).get("min_driver")
-        if floor:
-            return str(floor)
-    entry = (drivers.get("toolkits") or {}).get(f"{major}.{minor}") or {}
-    if entry.get("min_driver"):
-        return str(entry["min_driver"])
+    need = driver_need(f"{major}.{minor}")
+    if minor_version_compat and major >= 11 and need.floor:
+        return need.floor
+    if need.ga:
+        return need.ga
     legacy = (load_data("diagnosis_cuda_legacy").get("toolkits") or {}).get(f"{major}.{minor}")
     return str(legacy) if legacy else None
 

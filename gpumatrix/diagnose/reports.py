@@ -54,9 +54,9 @@ def parse_collect_env(lines: list[str]) -> Facts:
                 gpus.append(value)
             continue
         if in_gpus:
-            gpu = _CE_GPU_LINE.match(line)
-            if gpu:
-                gpus.append(gpu.group(1))
+            gpu_line = _CE_GPU_LINE.match(line)
+            if gpu_line:
+                gpus.append(gpu_line.group(1))
                 continue
             in_gpus = False
     if "pytorch version" not in fields or not ({"cuda used to build pytorch", "is cuda available"} & set(fields)):
@@ -147,9 +147,9 @@ def parse_nvidia_smi(lines: list[str]) -> Facts:
         if _SMI_GPU_ROW.match(line):
             rows += 1
             continue
-        mode = _SMI_MODE.search(line)
-        if mode and line.startswith("|"):
-            facts.setdefault("compute_mode", _MODES[mode.group(1).lower()])
+        mode_match = _SMI_MODE.search(line)
+        if mode_match and line.startswith("|"):
+            facts.setdefault("compute_mode", _MODES[mode_match.group(1).lower()])
             continue
         field = _SMIQ_FIELD.match(line)
         if field:

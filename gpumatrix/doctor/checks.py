@@ -17,9 +17,15 @@ from typing import Sequence
 from gpumatrix.config.matrix import Cell, Matrix, RunOptions
 from gpumatrix.engine.models import EngineInfo
 from gpumatrix.host import HostInfo
-from gpumatrix.run.passthrough import (AUTO_ORDER, PassthroughUnavailable, amd_missing_kfd_hint, check_nvidia_modes,
-                          resolve_nvidia_mode, stale_cdi_specs)
 from gpumatrix.knowledge.versions import release
+from gpumatrix.run.passthrough import (
+    AUTO_ORDER,
+    PassthroughUnavailable,
+    amd_missing_kfd_hint,
+    check_nvidia_modes,
+    resolve_nvidia_mode,
+    stale_cdi_specs,
+)
 from gpumatrix.run.preflight import arch_check, driver_check
 
 STATUSES = ("pass", "warn", "fail", "skip")
@@ -88,7 +94,7 @@ def check_nvidia(host: HostInfo, cells: Sequence[Cell], run: RunOptions) -> list
     wanted = any(c.vendor == "nvidia" and c.applicable for c in cells)
     if not host.vendor_gpus("nvidia"):
         return [Check("nvidia passthrough", "skip", "no NVIDIA GPU here" + (
-            f"; {sum(c.vendor == 'nvidia' for c in cells)} NVIDIA cells will be skipped" if wanted else ""))]
+            f"; {sum(c.vendor == 'nvidia' and c.applicable for c in cells)} NVIDIA cells will be skipped" if wanted else ""))]
     checks = check_nvidia_modes(host)
     summary = "; ".join(f"{m}: {'ok' if checks[m].ok else 'no'} ({checks[m].why})" for m in AUTO_ORDER)
     out = []
@@ -115,7 +121,7 @@ def check_amd(host: HostInfo, cells: Sequence[Cell], run: RunOptions) -> list[Ch
     wanted = any(c.vendor == "amd" and c.applicable for c in cells)
     if not host.vendor_gpus("amd") and not host.dev_kfd:
         return [Check("amd passthrough", "skip", "no AMD GPU here" + (
-            f"; {sum(c.vendor == 'amd' for c in cells)} AMD cells will be skipped" if wanted else ""))]
+            f"; {sum(c.vendor == 'amd' and c.applicable for c in cells)} AMD cells will be skipped" if wanted else ""))]
     out = []
     engine = host.engine or {}
     if engine.get("docker_desktop") or not host.dev_kfd:

@@ -5,8 +5,18 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from gpumatrix.config.matrix import Cell, Matrix
-from gpumatrix.doctor.checks import (STATUSES, Check, check_amd, check_archs, check_disk, check_drivers, check_engine,
-                                     check_gpus, check_nvidia, check_shm)
+from gpumatrix.doctor.checks import (
+    STATUSES,
+    Check,
+    check_amd,
+    check_archs,
+    check_disk,
+    check_drivers,
+    check_engine,
+    check_gpus,
+    check_nvidia,
+    check_shm,
+)
 from gpumatrix.engine.models import EngineInfo
 from gpumatrix.errors import GpumatrixError
 from gpumatrix.host import HostInfo, discover_host

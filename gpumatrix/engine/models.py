@@ -49,6 +49,7 @@ class ContainerInfo:
     # The engine's own HostConfig as it reports it (for tests and diagnostics that check what the
     # engine actually applied: privileges, devices, mounts, limits).
     host_config: Mapping[str, Any] = field(default_factory=dict)
+    created: float | None = None  # when the engine created it (epoch seconds), as listings report it
 
 
 @dataclass(frozen=True)

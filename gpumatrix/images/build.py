@@ -94,7 +94,9 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
     }
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
     torch_version = wheels.torch_requirement.removeprefix("torch==")
-    tag = f"gpumatrix/{cell.base.id}:torch{_safe_tag_part(torch_version)}-{digest}"
+    # The public version names the tag (the local label, e.g. "+cpu", is the base's variant): a release
+    # and the same file given as a local wheel are one tag.
+    tag = f"gpumatrix/{cell.base.id}:torch{_safe_tag_part(torch_version.split('+')[0])}-{digest}"
     # Labels describe the image, not the cell: cells that share an image share its labels. The cell
     # label names the first cell that built it (what `invoke clean --only` matches).
     labels = {

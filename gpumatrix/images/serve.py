@@ -45,7 +45,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._answer(body=False)
 
     def _answer(self, body: bool) -> None:
-        # No unquoting and no normalisation: a valid path is exactly /SECRET/SET/ or /SECRET/SET/NAME.
+        # No normalisation: a valid path is exactly /SECRET/SET/ or /SECRET/SET/NAME, and NAME (pip quotes
+        # "+" as %2B) is unquoted once and must then equal a name of the set.
         parts = urllib.parse.urlsplit(self.path).path.split("/")
         owner = self.owner
         if len(parts) != 4 or parts[0] != "" or not secrets.compare_digest(parts[1], owner.secret):
@@ -55,7 +56,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._not_found()
         if parts[3] == "":
             return self._send_page(wheels, body)
-        wheel = next((w for w in wheels if w.name == parts[3]), None)
+        name = urllib.parse.unquote(parts[3])
+        wheel = next((w for w in wheels if w.name == name), None)
         if wheel is None:
             return self._not_found()
         self._send_file(wheel, body)
@@ -98,8 +100,9 @@ class WheelServer:
     ``url`` is the find-links page of exactly ``resolved``'s wheels; it works until the ``with`` ends.
     """
 
-    def __init__(self, wheelhouse: Wheelhouse):
+    def __init__(self, wheelhouse: Wheelhouse, port: int = 0):
         self.wheelhouse = wheelhouse
+        self.port = port  # 0: an ephemeral port
         wheelhouse.folder.mkdir(parents=True, exist_ok=True)
         self.folder = wheelhouse.folder.resolve()
         self.secret = secrets.token_urlsafe(24)
@@ -110,7 +113,7 @@ class WheelServer:
 
     def __enter__(self) -> "WheelServer":
         handler = type("Handler", (_Handler,), {"owner": self})
-        self._server = _Server(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", self.port), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="gpumatrix-wheels", daemon=True)
         self._thread.start()
         return self

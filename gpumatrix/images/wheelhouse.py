@@ -8,8 +8,9 @@ on the host. pip skips files already in the folder, so each wheel crosses the ne
 The build then installs ``torch==X`` with ``--no-index`` from a page listing exactly the wheels of
 that resolution (see :mod:`gpumatrix.images.serve`), and the image's tag hashes those wheels' bytes.
 
-The folder: ``$GPUMATRIX_CACHE_DIR/wheels`` if set, else ``wheels`` in platformdirs' user cache
-folder for "gpumatrix" (``~/.cache/gpumatrix/wheels`` on Linux).
+The folder: ``wheelhouse/wheels`` in ``$GPUMATRIX_CACHE_DIR`` if set, else in platformdirs' user cache
+folder for "gpumatrix" (``~/.cache/gpumatrix/wheelhouse/wheels`` on Linux); beside it, ``sha256/`` holds
+the hash of each wheel as it was saved and ``resolves/`` the recent resolutions.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import platformdirs
 
@@ -176,7 +177,7 @@ class Wheelhouse:
 
     def __init__(self, root: Path | None = None, pip: Sequence[str] | None = None,
                  resolve_ttl_s: float | None = None):
-        self.root = Path(root) if root is not None else cache_root()
+        self.root = Path(root) if root is not None else cache_root() / "wheelhouse"
         self.folder = self.root / "wheels"  # only wheels: this is the folder builds are served
         self._hashes = self.root / "sha256"  # one record per wheel: size, mtime, sha256 when it was saved
         self._resolves = self.root / "resolves"
@@ -295,8 +296,8 @@ class Wheelhouse:
                  ) -> tuple[list[str], list[str], dict[str, Path], str]:
         argv = self.pip + ["download", "-d", str(self.folder)] + request.pip_args()
         try:
-            proc = subprocess.run(argv, cwd=self.root, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                  timeout=PIP_TIMEOUT_S, check=False)
+            proc = subprocess.run(argv, cwd=self.root, env=_pip_environment(), stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
             output = proc.stdout + proc.stderr
         except subprocess.TimeoutExpired as err:
             proc, output = None, f"pip download did not finish within {PIP_TIMEOUT_S} s\n{err.stdout or ''}"
@@ -370,8 +371,22 @@ class Wheelhouse:
         return ok
 
 
+def _pip_environment() -> dict[str, str]:
+    """The host's environment for pip, minus constraints: the host's pip settings say where packages
+    come from (indexes, links, proxies, CA bundle, credentials), and apply; its constraints pin the
+    host's own environment, not an image's, and do not (PIP_CONSTRAINT overrides pip.conf's ``constraint``;
+    pip ignores an empty value, so it names an empty file)."""
+    return {**os.environ, "PIP_CONSTRAINT": os.devnull}
+
+
 def _telling_line(output: str) -> str | None:
+    """pip's line that says why: "No matching distribution found for …", else "Cannot install …", else its
+    last ERROR line."""
     hits = [line.strip().removeprefix("ERROR: ") for line in output.splitlines() if line.startswith("ERROR: ")]
+    for prefix in ("No matching distribution", "Cannot install"):
+        found = [h for h in hits if h.startswith(prefix)]
+        if found:
+            return found[-1]
     return hits[-1] if hits else None
 
 

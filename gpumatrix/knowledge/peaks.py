@@ -13,7 +13,7 @@ def peaks_table() -> dict[str, dict[str, float]]:
         if not isinstance(entry, dict):
             continue
         figures = {f"{k}_tflops": float(v) for k, v in entry.items()
-                   if k in ("fp32", "tf32", "fp16", "bf16", "fp8") and isinstance(v, (int, float))}
+                   if k in ("fp32", "fp32_matrix", "tf32", "fp16", "bf16", "fp8") and isinstance(v, (int, float))}
         if isinstance(entry.get("mem_bw_gbs"), (int, float)):
             figures["mem_bw_gbs"] = float(entry["mem_bw_gbs"])
         for key in [name] + list(entry.get("aliases") or []):

@@ -16,7 +16,7 @@ import yaml
 @functools.lru_cache(maxsize=None)
 def load_data(name: str) -> dict[str, Any]:
     """Load ``gpumatrix/data/<name>.yaml`` (cached)."""
-    text = resources.files("gpumatrix").joinpath("data", f"{name}.yaml").read_text(encoding="utf-8")
+    text = resources.files("gpumatrix").joinpath("data").joinpath(f"{name}.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     if not isinstance(data, dict):
         raise ValueError(f"gpumatrix/data/{name}.yaml is not a mapping")

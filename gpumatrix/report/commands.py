@@ -11,13 +11,13 @@ from typing import Sequence
 from gpumatrix.errors import ConfigError, Problem
 from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.host import discover_host
+from gpumatrix.knowledge.versions import parse_version
 from gpumatrix.report.comparison import enforce, render_comparison
 from gpumatrix.report.formats import check_format, render_merged
 from gpumatrix.report.recommendation import RECOMMEND_FORMATS, render_recommendation
 from gpumatrix.results.gate import compare
 from gpumatrix.results.merge import Merged, load_sources, restrict
 from gpumatrix.results.recommend import RUN_FLAGS, recommend
-from gpumatrix.knowledge.versions import parse_version
 
 
 def write_output(text: str, output: str | Path | None) -> str:

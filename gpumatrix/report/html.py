@@ -21,13 +21,13 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from gpumatrix.knowledge.versions import version_key
 from gpumatrix.report.escape import clean
 from gpumatrix.report.table import Table, TableEntry
 from gpumatrix.report.vocabulary import LAYER_NAMES, LEGEND, MARKS, SHOWN, counts_text, entry_summary, figure, word
 from gpumatrix.results.merge import Entry
 from gpumatrix.results.status import CONFLICT, STATUSES
 from gpumatrix.results.store import CellResult
-from gpumatrix.knowledge.versions import version_key
 
 # The order of an entry column sorted ascending: passes first (the faster first), then the worse.
 STATUS_RANK = {s: i for i, s in enumerate((STATUSES[0], CONFLICT, *STATUSES[1:]))}
@@ -53,7 +53,7 @@ def _environment() -> jinja2.Environment:
 @lru_cache(maxsize=4)
 def _asset(name: str) -> Markup:
     """A file of ``templates/`` to inline: ours, not foreign text, so it is not escaped."""
-    return Markup(resources.files("gpumatrix.report").joinpath("templates", name).read_text(encoding="utf-8"))
+    return Markup(resources.files("gpumatrix.report").joinpath("templates").joinpath(name).read_text(encoding="utf-8"))
 
 
 def _short(text: str) -> str:
@@ -130,9 +130,10 @@ def _details(e: Entry, anchor: str) -> dict[str, Any]:
 def render_html(table: Table) -> str:
     """The page, as one string (UTF-8, no external references)."""
     versions = sorted({row.result.torch for row in table.rows}, key=version_key)
-    rows, details = [], []
+    rows: list[dict[str, Any]] = []
+    details: list[dict[str, Any]] = []
     for i, row in enumerate(table.rows):
-        entries = []
+        entries: list[dict[str, Any] | None] = []
         for j, te in enumerate(row.entries):
             if te is None:
                 entries.append(None)

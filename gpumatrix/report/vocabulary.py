@@ -7,7 +7,7 @@ The statuses themselves (which exist, which fail, which ran) are the model's and
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 from gpumatrix.results.merge import Entry
 from gpumatrix.results.status import CONFLICT, STATUSES
@@ -100,5 +100,5 @@ def entry_text(entry: Entry) -> str:
     return f"{MARKS[r.status]} {word(r.status)}" + (f" {extra}" if extra else "")
 
 
-def counts_text(counts: dict[str, Any]) -> str:
+def counts_text(counts: Mapping[str, Any]) -> str:
     return ", ".join(f"{n} {word(s)}" for s, n in counts.items() if n)

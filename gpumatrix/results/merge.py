@@ -25,9 +25,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from gpumatrix.errors import ConfigError, Problem
 from gpumatrix.host import host_type_label
+from gpumatrix.knowledge.versions import version_key
 from gpumatrix.results.status import CONFLICT, FAILING, RAN, STATUSES
 from gpumatrix.results.store import CellResult, ResultsDir
-from gpumatrix.knowledge.versions import version_key
 
 MERGED_FORMAT = "gpumatrix-merged"
 MERGED_SCHEMA_VERSION = 1
@@ -177,7 +177,8 @@ def _results_of_json(path: Path) -> tuple[list[tuple[str, CellResult]], list[str
         if data.get("schema_version") != MERGED_SCHEMA_VERSION:
             raise ConfigError([Problem(str(path), None, f"merged schema_version {data.get('schema_version')!r} "
                                                         f"is not {MERGED_SCHEMA_VERSION}")])
-        entries = data.get("entries") if isinstance(data.get("entries"), list) else []
+        raw_entries = data.get("entries")
+        entries: list[Any] = raw_entries if isinstance(raw_entries, list) else []
         dicts = [r for e in entries if isinstance(e, dict) and isinstance(e.get("results"), list)
                  for r in e["results"]]
     elif isinstance(data, dict) and isinstance(data.get("cells"), list):  # a report JSON of gpumatrix <= 0.x

@@ -17,10 +17,10 @@ from fnmatch import fnmatchcase
 from typing import Any, Mapping, Sequence
 
 from gpumatrix.errors import ExitCode, GpumatrixError
+from gpumatrix.knowledge.versions import at_least, version_key
 from gpumatrix.results.merge import Merged, Sourced
 from gpumatrix.results.status import NOT_RUN, PROBE_FAILING
 from gpumatrix.results.store import CellResult
-from gpumatrix.knowledge.versions import at_least, version_key
 
 CRITICAL_LAYERS = (1, 2, 3, 4, 5)
 # `docker run` flags that pass a vendor's GPUs through, as the vendors document them; --shm-size because
@@ -136,9 +136,9 @@ def recommend(merged: Merged, host_type: str, vendor: str | None = None, min_tor
         if not IMAGE_REFERENCE.fullmatch(reference):
             rejected.append(f"{cid}: no usable image reference ({reference[:80]!r})")
             continue
-        best = good.headline_tflops()
-        key = (version_key(good.torch.split("+", 1)[0]), image_reference(good.image)[1], best[1] if best else 0.0,
-               tuple(-ord(ch) for ch in cid))
+        headline = good.headline_tflops()
+        key = (version_key(good.torch.split("+", 1)[0]), image_reference(good.image)[1],
+               headline[1] if headline else 0.0, tuple(-ord(ch) for ch in cid))
         candidates.append((key, good, entry.considered[0]))
     if not candidates:
         filters = ", ".join(x for x in (f"vendor {vendor}" if vendor else "", f"torch >= {min_torch}" if min_torch

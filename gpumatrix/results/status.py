@@ -15,6 +15,9 @@ STATUSES = ("pass", "fail", "error", "build_error", "skipped", "not_applicable")
 RAN = ("pass", "fail", "error", "build_error")
 # A result that is a failure of the cell: a gate regresses on these, JUnit reports them as failures.
 FAILING = ("fail", "error", "build_error")
+# The probes ran to a verdict: such a saved result may be reused (an error, e.g. a container that never answered,
+# is tried again).
+VERDICT = ("pass", "fail")
 # Nothing was learnt about the cell on this host.
 NOT_RUN = ("skipped", "not_applicable")
 # Hosts of one type disagree (a merged entry only, never a stored result).

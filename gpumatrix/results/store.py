@@ -8,26 +8,55 @@ Layout of a results folder::
       logs/<cell id>.build.log
       logs/<cell id>.probe.log
 
-Every file is written atomically (temp + rename). A results file may come from another host or a
+Every file is written atomically (temp + rename); a write that fails (disk full, permissions) is a
+:class:`ResultWriteError` naming the cell, and :meth:`ResultsDir.save_cell` turns it into that cell's
+``error`` so one cell cannot end the run. A results file may come from another host or a
 hostile container, so it is validated where it enters (:meth:`CellResult.from_dict`): every field the
 tool reads has its type checked, and a file that fails is named and skipped, never fatal.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from gpumatrix.errors import GpumatrixError
 from gpumatrix.fsutil import write_json_atomic
 from gpumatrix.results.status import STATUSES
 
 RESULT_SCHEMA_VERSION = 1
-__all__ = ["RESULT_SCHEMA_VERSION", "CellResult", "InvalidResult", "ResultsDir", "RunSummary",
+__all__ = ["RESULT_SCHEMA_VERSION", "CellResult", "InvalidResult", "ResultWriteError", "ResultsDir", "RunSummary",
            "SUMMARY_STATES"]
+
+
+class ResultWriteError(GpumatrixError):
+    """A result file could not be written (disk full, permissions, a document JSON cannot hold).
+
+    ``cell_id`` is the cell whose result it was (None for ``summary.json``); ``reason`` says what the
+    system said; ``path`` is the file. Nothing was written: the previous file, if any, is intact.
+    """
+
+    def __init__(self, cell_id: str | None, reason: str, path: Path | None = None,
+                 error_number: int | None = None):
+        self.cell_id = cell_id
+        self.reason = reason
+        self.path = path
+        self.errno = error_number  # the OSError's errno (ENOSPC, EDQUOT, EACCES …), None for a document problem
+        what = f"the result of {cell_id}" if cell_id is not None else "the run summary"
+        super().__init__(f"could not save {what}{f' to {path}' if path else ''}: {reason}")
+
+
+def _write_error_reason(err: BaseException) -> str:
+    if isinstance(err, OSError):
+        return f"{err.strerror or err} (errno {err.errno})" if err.errno else str(err)
+    if isinstance(err, RecursionError):
+        return "the document is nested too deeply to be saved"
+    return f"the document cannot be saved as JSON: {err}"
 
 
 class InvalidResult(ValueError):
@@ -229,13 +258,49 @@ class ResultsDir:
         return self.logs_dir / f"{cell_id}.{kind}.log"
 
     def write_cell(self, result: CellResult) -> Path:
+        """Write ``result`` atomically; any failure is a :class:`ResultWriteError` naming the cell.
+
+        Never raises for the document's text (lone surrogates are written as U+FFFD); disk and
+        permission errors (ENOSPC, EACCES …) and documents JSON cannot hold become ``ResultWriteError``.
+        """
         path = self.cell_path(result.cell_id)
-        write_json_atomic(path, result.to_dict())
+        try:
+            write_json_atomic(path, result.to_dict())
+        except (OSError, ValueError, TypeError, RecursionError) as err:
+            raise ResultWriteError(result.cell_id, _write_error_reason(err), path,
+                                   getattr(err, "errno", None)) from err
         return path
 
+    def save_cell(self, result: CellResult) -> tuple[CellResult, ResultWriteError | None]:
+        """Write ``result``; if it cannot be written, record the cell as an ``error`` instead.
+
+        Returns the result as it now stands and the write error (None when the full result was saved).
+        On an error the cell becomes ``status: error`` with the reason, and that small result is written
+        if it fits; if even that fails the file is left as it was (a ``--resume`` runs the cell again).
+        Never raises :class:`ResultWriteError`, so one cell's unwritable result cannot end the run.
+        """
+        try:
+            self.write_cell(result)
+            return result, None
+        except ResultWriteError as err:
+            full = err.errno in (errno.ENOSPC, errno.EDQUOT)
+            failed = replace(result, status="error", reason=str(err), probes=None, probes_reused=False,
+                             diagnosis={"cause": "disk_full" if full else "unknown", "evidence": err.reason,
+                                        "remedy": "free space on the results folder's disk" if full else
+                                        "fix the results folder (permissions, space)", "rule": None})
+            try:
+                self.write_cell(failed)
+            except ResultWriteError:
+                pass  # the disk is full even for the small record; the run still records it in memory
+            return failed, err
+
     def write_summary(self, summary: Mapping[str, Any]) -> Path:
+        """Write ``summary.json`` atomically; a failure is a :class:`ResultWriteError` (``cell_id`` None)."""
         path = self.path / "summary.json"
-        write_json_atomic(path, dict(summary))
+        try:
+            write_json_atomic(path, dict(summary))
+        except (OSError, ValueError, TypeError, RecursionError) as err:
+            raise ResultWriteError(None, _write_error_reason(err), path, getattr(err, "errno", None)) from err
         return path
 
     @property
@@ -249,7 +314,7 @@ class ResultsDir:
         use :meth:`load_summary`, which tells a missing or corrupt summary from a complete run.
         """
         summary = self.load_summary()
-        return summary.data if summary.readable else None
+        return dict(summary.data) if summary.readable else None
 
     def load_summary(self) -> "RunSummary":
         """The last run's summary with a definite :attr:`RunSummary.state`."""
@@ -276,7 +341,8 @@ class ResultsDir:
 
     def load(self) -> tuple[list[CellResult], list[str]]:
         """All readable cell results (sorted by id) and a warning for each unreadable file."""
-        results, warnings = [], []
+        results: list[CellResult] = []
+        warnings: list[str] = []
         if not self.cells_dir.is_dir():
             return results, warnings
         for path in sorted(self.cells_dir.glob("*.json")):

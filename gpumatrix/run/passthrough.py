@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 
 from gpumatrix.config.matrix import Base, Cell, Matrix, RunOptions
 from gpumatrix.engine.client import ContainerSpec, DeviceRequestSpec
-from gpumatrix.errors import ExitCode, ConfigError, GpumatrixError, Problem
+from gpumatrix.errors import ConfigError, ExitCode, GpumatrixError, Problem
 from gpumatrix.host import GPU, HostInfo, device_gid
 from gpumatrix.knowledge.versions import release
 
@@ -266,15 +266,16 @@ def _nvidia_options(host: HostInfo, slot: GpuSlot | None, mode: str, why: str, r
         # Skips the toolkit's NVIDIA_REQUIRE_CUDA check of nvidia/cuda images: the container then
         # starts on an older driver and relies on minor-version compatibility (opt-in).
         env["NVIDIA_DISABLE_REQUIRE"] = "1"
-    pinned = slot is not None and not slot.all_gpus
-    ids = [g.uuid or str(g.index) for g in slot.gpus] if pinned else []
+    pinned_gpus = list(slot.gpus) if slot is not None and not slot.all_gpus else []
+    pinned = bool(pinned_gpus)
+    ids = [g.uuid or str(g.index) for g in pinned_gpus]
     notes = (f"nvidia mode {mode}: {why}",)
     if mode == "gpus":
         request = (DeviceRequestSpec(count=0, device_ids=tuple(ids), capabilities=(("gpu",),)) if pinned
                    else DeviceRequestSpec(count=-1, capabilities=(("gpu",),)))
         return Passthrough(device_requests=(request,), environment=env, mode=mode, notes=notes)
     if mode == "cdi":
-        names = tuple(f"nvidia.com/gpu={g.index}" for g in slot.gpus) if pinned else ("nvidia.com/gpu=all",)
+        names = tuple(f"nvidia.com/gpu={g.index}" for g in pinned_gpus) if pinned else ("nvidia.com/gpu=all",)
         request = DeviceRequestSpec(driver="cdi", count=0, device_ids=names, capabilities=())
         return Passthrough(device_requests=(request,), environment=env, mode=mode, notes=notes)
     env["NVIDIA_VISIBLE_DEVICES"] = ",".join(ids) if pinned else "all"
@@ -284,13 +285,13 @@ def _nvidia_options(host: HostInfo, slot: GpuSlot | None, mode: str, why: str, r
 def _amd_options(host: HostInfo, slot: GpuSlot | None, base: Base | None) -> Passthrough:
     env = {"GPUMATRIX_EXPECT": "amd"}
     notes: list[str] = []
-    pinned = slot is not None and not slot.all_gpus
-    if pinned and slot.gpus[0].render_node:
+    first = slot.gpus[0] if slot is not None and not slot.all_gpus and slot.gpus else None
+    if slot is not None and first is not None and first.render_node:
         # AMD's documented way to restrict a container: pass only that GPU's render node.
         # ROCR_VISIBLE_DEVICES by UUID as well, so the pin holds whatever else ROCr can see.
-        render = [slot.gpus[0].render_node]
-        if slot.gpus[0].uuid:
-            env["ROCR_VISIBLE_DEVICES"] = slot.gpus[0].uuid
+        render = [first.render_node]
+        if first.uuid:
+            env["ROCR_VISIBLE_DEVICES"] = first.uuid
         notes.append(f"pinned to {slot.label} ({render[0]})")
     else:
         render = list(host.render_nodes) or sorted({g.render_node for g in host.vendor_gpus("amd") if g.render_node})
@@ -325,7 +326,9 @@ def passthrough_options_for(vendor: str, host: HostInfo, *, run: RunOptions | No
     """
     run = run or RunOptions()
     ipc = "host" if run.ipc == "host" else None
-    security = ("seccomp=unconfined",) if run.seccomp_unconfined else ()
+    # ROCm's debugger/profiler paths need unconfined seccomp; NVIDIA never does, so the option is AMD-only
+    # (an NVIDIA container keeps the engine's default seccomp profile even when the matrix asks for it).
+    security = ("seccomp=unconfined",) if run.seccomp_unconfined and vendor == "amd" else ()
     if vendor == "nvidia":
         try:
             mode, why = resolve_nvidia_mode(host, nvidia_mode or run.nvidia_mode)

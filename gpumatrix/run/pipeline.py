@@ -7,162 +7,65 @@ interrupted run keeps everything it finished.
 
 from __future__ import annotations
 
-import fcntl
-import functools
-import hashlib
 import json
 import os
 import queue
-import signal
-import socket
+import re
+import sys
 import threading
 import time
 import traceback
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from contextlib import ExitStack
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from gpumatrix import __version__
 from gpumatrix.config.matrix import Cell, Matrix, RunOptions
-from gpumatrix.diagnose import diagnose
-from gpumatrix.run.preflight import preflight_cell
+from gpumatrix.diagnose import diagnose, facts_from_cell_result, failure_text_of_cell
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
-from gpumatrix.errors import BuildError, ResultsLocked
+from gpumatrix.errors import BuildError, UsageError
 from gpumatrix.host import HostInfo, discover_host
-from gpumatrix.images.registry import push_cell_image
-from gpumatrix.run.pull import pull_cell_image
 from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
-from gpumatrix.results.store import CellResult, ResultsDir
-from gpumatrix.run.schedule import Scheduler
-from gpumatrix.resources import probes_dir
-from gpumatrix.run.request import RunRequest
-from gpumatrix.run.probe import SESSION_ID, probe_container_spec, run_probes, write_peaks_file
+from gpumatrix.images.ready import acquire_ready_image
+from gpumatrix.images.registry import push_cell_image
 from gpumatrix.images.serve import WheelServer
-from gpumatrix.images.wheelhouse import Wheelhouse
-
-VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "cpu": "CPU"}
-
-
-@dataclass(frozen=True)
-class PlannedCell:
-    cell: Cell
-    action: str  # "run" | "skip" | "not_applicable"
-    reason: str | None = None
-
-
-def plan_cells(cells: Sequence[Cell], host: HostInfo, force: bool = False,
-               run: RunOptions | None = None) -> list[PlannedCell]:
-    """Decide per cell: run it, skip it (no GPU of its vendor here, or the cheap preflight says it cannot
-    work: driver too old, arch not compiled in), or record it as not applicable."""
-    planned = []
-    for cell in cells:
-        reason = None if force or not cell.applicable else preflight_cell(cell, host, run)
-        if not cell.applicable:
-            planned.append(PlannedCell(cell, "not_applicable", cell.reason))
-        elif reason is not None:
-            planned.append(PlannedCell(cell, "skip", f"cannot work on this host: {reason}"))
-        elif not force and not host.has_vendor(cell.vendor):
-            vendor = VENDOR_NAMES[cell.vendor]
-            has = "no GPU" if not host.gpus else host.host_type()
-            planned.append(PlannedCell(cell, "skip", f"no {vendor} GPU on this host (it has {has}); "
-                                                     f"run it on a host with one, or pass --force to try anyway"))
-        else:
-            planned.append(PlannedCell(cell, "run"))
-    return planned
-
+from gpumatrix.images.wheelhouse import Wheelhouse, cache_root
+from gpumatrix.results.status import VERDICT
+from gpumatrix.results.store import CellResult, ResultsDir, ResultWriteError
+from gpumatrix.run.liveness import owner_alive
+from gpumatrix.run.plan import plan_cells
+from gpumatrix.run.probe import SESSION_ID, compile_cache_dir, probe_container_spec, run_probes, write_peaks_file
+from gpumatrix.run.pull import pull_cell_image
+from gpumatrix.run.request import RunRequest, remembered
+from gpumatrix.run.reuse import probe_key
+from gpumatrix.run.safety import get_interruptibly, results_lock, terminate_as_interrupt
+from gpumatrix.run.schedule import Scheduler
 
 ENGINE_RECONNECT_S = 60.0
 
 
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM (a CI cancel) like Ctrl-C, so containers are removed and the summary says what was cut."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+class ResumeImpossible(UsageError):
+    """``--resume`` on a results folder whose last run cannot be known (missing, corrupt or odd summary)."""
 
-    def handler(signum, frame):  # noqa: ARG001 - signal API
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _pid_alive(pid: str | None) -> bool:
-    try:
-        os.kill(int(pid or ""), 0)
-        return True
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
+    def __init__(self, message: str):
+        super().__init__("--resume", message)
 
 
 class _Stopped(Exception):
     """The run was interrupted: a cell thread stops before starting new work (nothing is recorded)."""
 
 
-def _get_interruptibly(q: "queue.Queue[CellResult]") -> CellResult:
-    """``q.get()`` that still lets Ctrl-C and SIGTERM through (a plain blocking get would not)."""
-    while True:
-        try:
-            return q.get(timeout=0.5)
-        except queue.Empty:
-            continue
+def diagnose_result(result: CellResult, text: str = "") -> dict[str, Any]:
+    """The diagnosis of a cell that did not pass, from everything the run knows about it.
 
-
-@contextmanager
-def results_lock(results: ResultsDir) -> Iterator[None]:
-    """Hold an exclusive lock on the results folder so two runs never interleave their files."""
-    results.path.mkdir(parents=True, exist_ok=True)
-    fd = os.open(results.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ResultsLocked(f"another gpumatrix run is using {results.path}; wait for it to finish "
-                                f"or pass a different --results folder") from None
-        yield
-    finally:
-        os.close(fd)
-
-
-def diagnosis_facts(cell: Cell, host: HostInfo, doc: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The facts the diagnosis rules read, from the host and the probe document (facts beat text)."""
-    facts: dict[str, Any] = {"vendor": cell.vendor,
-                             "host_gpu_vendors": sorted({g.vendor for g in host.gpus}),
-                             "host_driver_version": host.nvidia_driver or host.amd_driver,
-                             "dev_kfd_present": host.dev_kfd}
-    if doc:
-        torch_facts = (doc.get("facts") or {}).get("torch") or {}
-        devices = (doc.get("facts") or {}).get("devices") or []
-        facts.update({"torch_cuda": torch_facts.get("cuda"), "torch_hip": torch_facts.get("hip"),
-                      "torch_arch_list": torch_facts.get("arch_list") or []})
-        if devices and isinstance(devices[0], dict) and devices[0].get("arch"):
-            facts["device_arch"] = devices[0]["arch"]
-        facts["probe_failures"] = [
-            {k: p.get(k) for k in ("id", "layer", "status", "message")}
-            for p in doc.get("probes") or [] if p.get("status") in ("fail", "error", "timeout", "crash")]
-    elif host.gpus:
-        facts["device_arch"] = next((g.arch for g in host.gpus if g.vendor == cell.vendor and g.arch), None)
-    return {k: v for k, v in facts.items() if v is not None}
-
-
-def _failure_text(doc: Mapping[str, Any] | None) -> str:
-    lines = []
-    for p in (doc or {}).get("probes") or []:
-        if p.get("status") in ("fail", "error", "timeout", "crash"):
-            lines.append(f"{p.get('id')}: {p.get('message')}")
-            details = p.get("details") or {}
-            for key in ("error", "stderr_tail", "traceback"):
-                if isinstance(details.get(key), str):
-                    lines.append(details[key][-4000:])
-    return "\n".join(lines)
+    Facts come from the result itself (host fingerprint, the probes' facts inside the container, the
+    cell's variant): :func:`gpumatrix.diagnose.facts_from_cell_result` is the one place that reads them.
+    """
+    document = result.to_dict()
+    failure = "\n".join(p for p in (text, failure_text_of_cell(document)) if p)
+    return diagnose(failure, facts_from_cell_result(document)).to_dict()
 
 
 def _base_result(cell: Cell, status: str, reason: str | None, host: HostInfo) -> CellResult:
@@ -253,26 +156,32 @@ class Runner:
         r = self.request
         build, probe, force, rebuild, quick, perf, resume, jobs = (
             r.build, r.probe, r.force, r.rebuild, r.quick, r.perf, r.resume, r.jobs)
-        with results_lock(self.results), _terminate_as_interrupt(), ExitStack() as stack:
-            previous = self.results.read_summary() if resume else None
+        with results_lock(self.results), terminate_as_interrupt(), ExitStack() as stack:
+            previous = self.results.load_summary() if resume else None
             done: dict[str, str] = {}
-            if resume:
-                if not previous or previous.get("state") == "complete":
+            if previous is not None:
+                if previous.complete:
                     self.echo(f"nothing to resume in {self.results.path}: its last run completed")
-                    return previous or {}
-                done = {k: v for k, v in (previous.get("cells") or {}).items()
-                        if self.results.cell_path(k).is_file()}
+                    return dict(previous.data)
+                if previous.state not in ("running", "interrupted"):
+                    raise ResumeImpossible(f"cannot resume: {previous.problem}; start a run without --resume")
+                done = {k: v for k, v in previous.cells.items() if self.results.cell_path(k).is_file()}
                 self.echo(f"resuming: {len(done)} cells already done, "
                           f"{len([c for c in cells if c.id not in done])} to go")
             self.sweep_stale_containers()
             planned = [p for p in plan_cells(cells, self.host, force=force or not probe, run=self.matrix.run)
                        if p.cell.id not in done]
-            summary = {
+            # The cells map and not-done list ``summary`` holds, typed apart: the loop below updates them in place.
+            cells_done: dict[str, str] = dict(done)
+            not_done: list[str] = [p.cell.id for p in planned]
+            summary: dict[str, Any] = {
                 "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
-                "run_id": (previous or {}).get("run_id") if resume else SESSION_ID,
+                "run_id": previous.data.get("run_id") if previous is not None else SESSION_ID,
+                "request": remembered(self.request),
+                "push": self.push,  # a build job's folder records its registry (probe --from checks against it)
                 "host": self.host.fingerprint(),
                 "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "state": "running", "cells": dict(done), "not_done": [p.cell.id for p in planned],
+                "state": "running", "cells": cells_done, "not_done": not_done,
             }
             started = time.monotonic()
             self.results.write_summary(summary)
@@ -294,33 +203,53 @@ class Runner:
                         c, server, build=build, probe=probe, rebuild=rebuild, quick=quick, perf=perf)),
                         name=f"gpumatrix-{cell.id}", daemon=True).start()
                 for _ in planned:
-                    result = _get_interruptibly(finished)
-                    self.results.write_cell(result)
-                    summary["cells"][result.cell_id] = result.status
-                    summary["not_done"].remove(result.cell_id)
-                    self.results.write_summary(summary)
+                    result = get_interruptibly(finished)
+                    # A cell that cannot be written (full disk, a document too deep) is recorded as that
+                    # cell's error; the run goes on.
+                    result, write_error = self.results.save_cell(result)
+                    if write_error is not None:
+                        self.echo(f"{result.cell_id}: error: {write_error}")
+                    cells_done[result.cell_id] = result.status
+                    not_done.remove(result.cell_id)
+                    self._write_summary(summary)
                 summary["state"] = "complete"
-            except KeyboardInterrupt:
+            except BaseException as err:
+                # Ctrl-C, SIGTERM, or anything unforeseen: the run ends here, but never leaves its
+                # containers behind or a summary that claims it is still running.
                 summary["state"] = "interrupted"
                 self._stopping.set()  # cell threads start no new build or container from here on
-                removed = self.remove_session_containers()
-                time.sleep(1.0)  # a thread past its check may still be creating one: sweep again
-                removed += self.remove_session_containers()
-                self.echo(f"interrupted: removed {removed} running probe containers; {len(summary['not_done'])} "
-                          f"cells not done; 'invoke matrix --resume' continues with them")
+                try:
+                    removed = self.remove_session_containers()
+                    time.sleep(1.0)  # a thread past its check may still be creating one: sweep again
+                    removed += self.remove_session_containers()
+                except Exception as cleanup_err:  # noqa: BLE001 - the original error is the one to report
+                    removed = 0
+                    self.echo(f"could not remove this run's probe containers: {cleanup_err}")
+                why = "interrupted" if isinstance(err, KeyboardInterrupt) else f"stopped by an error ({err!r})"
+                self.echo(f"{why}: removed {removed} running probe containers; {len(not_done)} "
+                          f"cells not done; 'gpumatrix matrix --resume' continues with them")
                 raise
             finally:
                 summary["duration_s"] = round(time.monotonic() - started, 3)
-                self.results.write_summary(summary)
+                # Never let a failed summary write hide the error (or Ctrl-C) already on its way out.
+                in_flight = sys.exc_info()[1] is not None
+                try:
+                    self.results.write_summary(summary)
+                except ResultWriteError as err:
+                    if not in_flight:
+                        raise
+                    self.echo(f"warning: {err}")
         return summary
 
+    def _write_summary(self, summary: dict[str, Any]) -> None:
+        """Keep ``summary.json`` current; a failed write is reported and tried again at the next cell."""
+        try:
+            self.results.write_summary(summary)
+        except ResultWriteError as err:
+            self.echo(f"warning: {err}")
+
     def probe_key(self, cell: Cell, image: Mapping[str, Any], quick: bool, perf: bool | None) -> str:
-        """What a probe result depends on: the image's id, the probe suite's files, this host's GPUs,
-        drivers, kernel and engine, the cell's env and run options, and the probe mode."""
-        host = {k: v for k, v in self.host.fingerprint().items() if k != "hostname"}
-        payload = {"image": image.get("id"), "suite": probe_suite_hash(), "host": host, "env": dict(cell.env),
-                   "run": repr(self.run_options), "quick": quick, "perf": perf}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:24]
+        return probe_key(cell, image, self.host, self.run_options, quick, perf)
 
     def _reusable(self, cell: Cell, key: str) -> CellResult | None:
         """The saved result of ``cell`` if its probes ran with exactly this key (pass or fail only)."""
@@ -328,7 +257,7 @@ class Runner:
             saved = CellResult.from_dict(json.loads(self.results.cell_path(cell.id).read_text(encoding="utf-8")))
         except (OSError, ValueError, TypeError):
             return None
-        return saved if saved.probe_key == key and saved.status in ("pass", "fail") else None
+        return saved if saved.probe_key == key and saved.status in VERDICT else None
 
     def _ready_to_start(self) -> None:
         """Called with a build or probe slot in hand, just before the work starts: stop if the run is
@@ -353,9 +282,9 @@ class Runner:
         removed = []
         for c in self.engine.containers_with_label(MANAGED_LABEL):
             labels = c.labels
-            if labels.get(f"{LABEL_NS}.role") != "probe" or labels.get(f"{LABEL_NS}.hostname") != socket.gethostname():
+            if labels.get(f"{LABEL_NS}.role") != "probe" or labels.get(f"{LABEL_NS}.session") == SESSION_ID:
                 continue
-            if labels.get(f"{LABEL_NS}.session") == SESSION_ID or _pid_alive(labels.get(f"{LABEL_NS}.pid")):
+            if owner_alive(labels, created=c.created) is not False:  # alive, or another host's: not ours to judge
                 continue
             self.engine.remove_container(c.id)
             removed.append(c.id)
@@ -385,7 +314,13 @@ class Runner:
         result = _base_result(cell, "pass", None, self.host)
         echo = lambda msg: self.echo(f"{cell.id}: {msg}")  # noqa: E731 - cells run side by side
         try:
-            if self.pull_from:
+            if cell.ready_made:  # a framework image as it ships: pulled by digest, never built or pushed
+                started = time.monotonic()
+                with self._gates.build_gate(cell):
+                    self._ready_to_start()
+                    image = acquire_ready_image(self.engine, cell.image, echo)
+                timings["pull_s"] = round(time.monotonic() - started, 3)
+            elif self.pull_from:
                 started = time.monotonic()
                 image = pull_cell_image(self.engine, self.pull_from, cell)
                 timings["pull_s"] = round(time.monotonic() - started, 3)
@@ -401,7 +336,7 @@ class Runner:
                     raise BuildError(f"no image {recipe.tag} on this host; run 'invoke build' first")
                 image = {"tag": recipe.tag, "id": info.id, "repo_digests": list(info.repo_digests), "reused": True,
                          "inputs_hash": recipe.inputs_hash}
-            if self.push and not self.pull_from:
+            if self.push and not self.pull_from and not cell.ready_made:
                 image = push_cell_image(self.engine, image, cell.base.id, cell.torch.version, self.push,
                                         echo=echo)
         except BuildError as err:
@@ -409,9 +344,7 @@ class Runner:
             log_path = self.results.log_path(cell.id, "build")
             result.logs = {"build": str(log_path)} if log_path.is_file() else {}
             log_text = _read_tail(self.results.log_path(cell.id, "build")) or err.log_tail
-            found = diagnose(f"{err.reason}\n{log_text}", diagnosis_facts(cell, self.host, None))
-            # Most build failures are about packages, not the GPU stack: keep only a real match.
-            result.diagnosis = found.to_dict() if found.cause != "unknown" else None
+            result.diagnosis = diagnose_result(result, log_text)
             echo(f"build failed: {err.reason}")
             result.timings = timings
             return result
@@ -429,42 +362,65 @@ class Runner:
             echo(f"reusing probe results: same image, probe suite, host and settings ({reusable.status})")
             reusable.probes_reused, reusable.timings = True, {**timings, "probe_s": 0.0}
             return reusable
-        with self._gates.probe_gate(cell) as slot:
+        measures = not quick and (self.run_options.perf if perf is None else perf)
+        with self._gates.probe_gate(cell, quiet=bool(measures)) as slot:
             self._ready_to_start()
+            cache = (compile_cache_dir(cache_root(), str(image.get("id") or image["tag"]))
+                     if self.request.compile_cache else None)
             spec = probe_container_spec(cell, image["tag"], self.host, self.run_options, quick=quick, perf=perf,
-                                        peaks_file=self._peaks_file(), slot=slot)
+                                        peaks_file=self._peaks_file(), slot=slot,
+                                        host_busy=self._gates.host_busy(), cache_dir=cache)
             echo("probing" + (f" on {', '.join(g.name for g in slot.gpus)}" if slot else ""))
             outcome = run_probes(self.engine, spec)
         timings["probe_s"] = round(outcome.duration_s, 3)
         result.timings = timings
-        if not outcome.ok:
+        if not outcome.ok and cell.ready_made and _NO_PYTHON.search(f"{outcome.error}\n{outcome.stderr_tail}"):
+            result.status = "not_applicable"
+            result.reason = ("no python3 in this image that the probes can use (they need Python >= 3.8 on PATH): "
+                             f"{outcome.error}")
+            echo(f"not applicable: {result.reason}")
+            return result
+        document = outcome.document  # set whenever ``ok`` is
+        if not outcome.ok or document is None:
             result.status, result.reason = "error", outcome.error
-            result.diagnosis = diagnose(f"{outcome.error}\n{outcome.stderr_tail}",
-                                        diagnosis_facts(cell, self.host, None)).to_dict()
+            result.diagnosis = diagnose_result(result, outcome.stderr_tail or "")
             echo(f"error: {outcome.error}")
             return result
-        result.probes = outcome.document
-        verdict = outcome.document.get("verdict") or {}
+        result.probes = document
+        if cell.ready_made:
+            unusable = _ready_made_torch(result, document)
+            if unusable:
+                result.status, result.reason = "not_applicable", unusable
+                echo(f"not applicable: {unusable}")
+                return result
+        verdict = document.get("verdict") or {}
         if verdict.get("status") == "pass":
             result.status = "pass"
             echo("pass")
         else:
             result.status = "fail"
             result.reason = verdict.get("summary") or "a probe failed"
-            result.diagnosis = diagnose(_failure_text(outcome.document),
-                                        diagnosis_facts(cell, self.host, outcome.document)).to_dict()
+            result.diagnosis = diagnose_result(result)
             echo(f"fail: {result.reason}")
         return result
 
 
-@functools.lru_cache(maxsize=None)
-def probe_suite_hash() -> str:
-    """sha256 over the probe suite's files (names and bytes): a changed probe means new results."""
-    h = hashlib.sha256()
-    root = probes_dir()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:24]
+_NO_PYTHON = re.compile(r'executable file not found|exec: "?python3"?: |python3: (command )?not found|'
+                        r'SyntaxError: invalid syntax|exit code 127\b', re.IGNORECASE)
+
+
+def _ready_made_torch(result: CellResult, document: Mapping[str, Any]) -> str | None:
+    """Record the torch a ready-made image ships (read from inside); the reason it cannot be used, if so."""
+    raw_facts = document.get("facts")
+    facts: Mapping[str, Any] = raw_facts if isinstance(raw_facts, dict) else {}
+    raw_torch = facts.get("torch")
+    torch_facts: Mapping[str, Any] = raw_torch if isinstance(raw_torch, dict) else {}
+    version = torch_facts.get("version")
+    if isinstance(version, str) and version:
+        result.torch = version[:64]  # CUDA/ROCm, cuDNN/MIOpen, NCCL/RCCL versions stay in the probe facts
+        return None
+    error = str(torch_facts.get("import_error") or "torch is not importable")[:300]
+    return f"no usable torch in this image (import torch: {error})"
 
 
 def _read_tail(path: Path, limit: int = 64 * 1024) -> str:

@@ -11,13 +11,22 @@ from __future__ import annotations
 from typing import Iterable
 
 from gpumatrix.config.matrix import Base, Cell, RunOptions
-from gpumatrix.host import HostInfo
+from gpumatrix.host import GPU, HostInfo
 from gpumatrix.knowledge.archs import code_runs, torch_arch_list
-from gpumatrix.knowledge.drivers import (cuda_version_of_image, cuda_version_of_variant, driver_need,
-                                         is_nvidia_cuda_image, max_cuda_for_driver)
+from gpumatrix.knowledge.drivers import (
+    cuda_version_of_image,
+    cuda_version_of_variant,
+    driver_need,
+    is_nvidia_cuda_image,
+    max_cuda_for_driver,
+)
 from gpumatrix.knowledge.versions import release
-from gpumatrix.run.passthrough import (PassthroughUnavailable, amd_missing_kfd_hint, hsa_override_for,
-                                       resolve_nvidia_mode)
+from gpumatrix.run.passthrough import (
+    PassthroughUnavailable,
+    amd_missing_kfd_hint,
+    hsa_override_for,
+    resolve_nvidia_mode,
+)
 
 
 def _upgrade_fix(need: str, host_driver: str) -> str:
@@ -78,15 +87,16 @@ def arch_check(cell: Cell, host: HostInfo) -> tuple[str, str, str] | None:
     """``(status, detail, fix)`` of the host's GPUs of the cell's vendor against its torch build; None if unknown."""
     if cell.torch.wheel is not None or cell.vendor not in ("nvidia", "amd"):
         return None
-    gpus = [g for g in host.vendor_gpus(cell.vendor) if g.arch]
+    gpus = [(g, g.arch) for g in host.vendor_gpus(cell.vendor) if g.arch]
     arch_list = torch_arch_list(cell.torch.version, cell.base.variant)
     if not gpus or arch_list is None:
         return None
     build = f"torch {cell.torch.version}+{cell.base.variant}"
     override = hsa_override_for(cell.base) if cell.vendor == "amd" else None
-    fits, misfits = [], []
-    for g in gpus:
-        verdict = code_runs(g.arch, arch_list, override=override)
+    fits: list[tuple[GPU, str]] = []
+    misfits: list[tuple[GPU, str]] = []
+    for g, arch in gpus:
+        verdict = code_runs(arch, arch_list, override=override)
         ok, how = verdict["match"] != "none", verdict["description"]
         (fits if ok else misfits).append((g, how))
     listed = ", ".join(arch_list)

@@ -18,12 +18,15 @@ from typing import Any, Mapping
 
 from gpumatrix.config.matrix import Cell, RunOptions
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, EngineOperationError, Mount
-
 from gpumatrix.fsutil import write_json_atomic
-from gpumatrix.knowledge.peaks import peaks_table
-from gpumatrix.resources import probes_dir
 from gpumatrix.host import HostInfo
+from gpumatrix.knowledge.peaks import peaks_table
+from gpumatrix.probes.model import FAIL, PASS
+from gpumatrix.probes.model import STATUSES as PROBE_STATUS_VOCABULARY
+from gpumatrix.resources import probes_dir
 from gpumatrix.run.passthrough import GpuSlot, apply_passthrough, explain_engine_error, passthrough_options_for
+
+VERDICTS = (PASS, FAIL)
 
 PROBES_PARENT = "/opt/gpumatrix"
 PROBE_SCHEMA_VERSION = 1
@@ -32,11 +35,12 @@ SESSION_ID = uuid.uuid4().hex[:12]
 
 
 PEAKS_IN_CONTAINER = f"{PROBES_PARENT}/peaks.json"
+CACHE_IN_CONTAINER = f"{PROBES_PARENT}/cache"
 
 
 def write_peaks_file(folder: Path) -> Path:
     path = folder / "peaks.json"
-    write_json_atomic(path, peaks_table())
+    write_json_atomic(path, peaks_table(), mode=0o644)  # read by the probe user inside the container
     return path
 
 
@@ -55,9 +59,15 @@ class ProbeRun:
 
 def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOptions,
                          quick: bool = False, perf: bool | None = None,
-                         peaks_file: Path | None = None, slot: GpuSlot | None = None) -> ContainerSpec:
-    """The container that runs the probes for ``cell`` (``peaks_file``: see :func:`write_peaks_file`;
-    ``slot``: the GPU(s) it is pinned to, handed out by :class:`gpumatrix.schedule.Scheduler`)."""
+                         peaks_file: Path | None = None, slot: GpuSlot | None = None,
+                         host_busy: bool = False, cache_dir: Path | None = None) -> ContainerSpec:
+    """The container that runs the probes for ``cell``.
+
+    ``peaks_file``: see :func:`write_peaks_file`; ``slot``: the GPU(s) it is pinned to, handed out by
+    :class:`gpumatrix.run.schedule.Scheduler`; ``host_busy``: other work shares the host right now, so the
+    probes mark their figures as taken under load; ``cache_dir``: a host folder kept per image for the
+    compile caches (MIOpen, rocFFT, CUDA, Inductor, Triton), so a second run of the cell does not recompile.
+    """
     passthrough = passthrough_options_for(cell.vendor, host, run=options, base=cell.base, slot=slot)
     command = ["python3", "-m", "probes", "--json"]
     if quick:
@@ -70,6 +80,11 @@ def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOpt
     if peaks_file is not None:
         mounts.append(Mount(str(peaks_file), PEAKS_IN_CONTAINER, read_only=True))
         env["GPUMATRIX_PEAKS"] = PEAKS_IN_CONTAINER
+    if host_busy:
+        env["GPUMATRIX_HOST_BUSY"] = "1"
+    if cache_dir is not None:
+        mounts.append(Mount(str(cache_dir), CACHE_IN_CONTAINER, read_only=False))
+        env["GPUMATRIX_CACHE_DIR"] = CACHE_IN_CONTAINER
     return apply_passthrough(ContainerSpec(
         image=image, command=command, name=f"gpumatrix-{SESSION_ID}-{uuid.uuid4().hex[:8]}",
         environment=env, mounts=tuple(mounts),
@@ -111,7 +126,7 @@ def parse_probe_output(stdout: bytes) -> Mapping[str, Any]:
     return doc
 
 
-PROBE_STATUSES = frozenset({"pass", "fail", "skip", "error", "timeout", "crash"})
+PROBE_STATUSES = frozenset(PROBE_STATUS_VOCABULARY)  # the probe suite owns its statuses
 
 
 def _shape_problem(doc: Mapping[str, Any]) -> str | None:
@@ -119,7 +134,7 @@ def _shape_problem(doc: Mapping[str, Any]) -> str | None:
     probes, verdict = doc.get("probes"), doc.get("verdict")
     if not isinstance(probes, list) or not isinstance(verdict, dict):
         return "missing 'probes' or 'verdict'"
-    if verdict.get("status") not in ("pass", "fail"):
+    if verdict.get("status") not in VERDICTS:
         return f"verdict status {str(verdict.get('status'))[:40]!r} is not pass or fail"
     if not isinstance(doc.get("facts", {}), dict):
         return "'facts' is not an object"
@@ -159,3 +174,16 @@ def run_probes(engine: Engine, spec: ContainerSpec) -> ProbeRun:
         reason = f"{err} (container exit code {outcome.exit_code})"
         return ProbeRun(False, None, reason, outcome.exit_code, outcome.duration_s, stderr_tail, outcome.host_config)
     return ProbeRun(True, doc, None, outcome.exit_code, outcome.duration_s, stderr_tail, outcome.host_config)
+
+
+def compile_cache_dir(root: Path, image_id: str) -> Path:
+    """The compile-cache folder of one image under ``root``, made writable for the probe user.
+
+    One folder per image id: caches never cross images (a cache from another torch or ROCm would be wrong
+    or useless), and ``clean`` may remove them with the images. The mode is 1777 as for /tmp: the probes
+    run as uid 65534 in a read-only container, and this is the one place they may write that persists.
+    """
+    folder = root / "compile-caches" / image_id.replace("sha256:", "")[:24]
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o1777)
+    return folder

@@ -9,7 +9,7 @@ containers, this describes the invocation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from gpumatrix.config.matrix import NVIDIA_MODES
 from gpumatrix.config.select import parse_shard
 from gpumatrix.errors import ConfigError, UsageError
 from gpumatrix.images.registry import normalize_registry
+
 
 @dataclass(frozen=True)
 class RunRequest:
@@ -33,6 +34,7 @@ class RunRequest:
     resume: bool = False
     jobs: int = 1
     reuse_probes: bool = False
+    compile_cache: bool = True  # keep the probes' compile caches per image (False: --no-compile-cache)
     push: str | None = None  # registry to publish built images to
     pull_from: str | None = None  # registry, or a build job's results folder
     baseline: str | None = None  # regression gate
@@ -61,6 +63,47 @@ class RunRequest:
         if pull_from and not Path(pull_from).is_dir():
             pull_from = _as_usage("--from", lambda: normalize_registry(str(self.pull_from), "--from"))
         return replace(self, jobs=int(str(jobs)), push=push, pull_from=pull_from)
+
+
+# What a run's selection and settings are: saved with the run, so ``--resume`` continues exactly them.
+# (How many jobs, and how the table is printed, may differ between the run and its resume.)
+REMEMBERED = ("matrix_path", "only", "shard", "build", "probe", "force", "rebuild", "quick", "perf",
+              "reuse_probes", "compile_cache", "push", "pull_from", "nvidia_mode")
+FLAG_OF = {"matrix_path": "--matrix", "pull_from": "--from", "no_perf": "--no-perf"}
+
+
+def remembered(request: RunRequest) -> dict[str, Any]:
+    """The part of ``request`` a resume must repeat, as saved in ``summary.json``."""
+    return {k: v for k, v in asdict(request).items() if k in REMEMBERED}
+
+
+def resumed(request: RunRequest, saved: Any) -> RunRequest:
+    """``request`` (a ``--resume``) completed with the interrupted run's saved selection and settings.
+
+    A flag left at its default takes the saved value; a flag given with another value than the interrupted
+    run had is refused (:class:`UsageError`, exit 2) naming each difference, because a resume that silently
+    ran something else would mix two runs' results in one folder.
+    """
+    if not isinstance(saved, dict):
+        return request
+    defaults = {f.name: f.default for f in fields(RunRequest)}
+    given = asdict(request)
+    differ, merged = [], {}
+    for key in REMEMBERED:
+        if key not in saved:
+            continue
+        value = saved[key]
+        if given[key] == defaults[key] or given[key] == value:
+            merged[key] = value
+        elif key == "matrix_path" and Path(str(given[key])).resolve() == Path(str(value)).resolve():
+            merged[key] = value
+        else:
+            differ.append(f"{FLAG_OF.get(key, '--' + key.replace('_', '-'))} is {given[key]!r} now but "
+                          f"was {value!r}")
+    if differ:
+        raise UsageError("--resume", "the interrupted run was started differently: " + "; ".join(differ)
+                         + ". Resume it with the same flags (or none), or start a new run without --resume")
+    return replace(request, **merged)
 
 
 def _as_usage(flag: str, check: Any) -> Any:

@@ -9,6 +9,12 @@ The runner gives each cell its own (daemon) thread; the thread passes through tw
 * :meth:`Scheduler.probe_gate` — one probe container per GPU (each pinned to its GPU), all of a
   vendor's GPUs for a ``gpus: all`` cell, and for CPU cells at most ``cpu_slots`` at once
   (CPU probes use every core through torch's threads, so more would only compete).
+
+Figures need a quiet device. A CPU cell's performance probes measure the very cores builds and other
+probes use, so ``probe_gate(cell, quiet=True)`` waits until no build and no other probe runs, and holds
+new ones back while it measures. A GPU probe has its GPU to itself already; :meth:`Scheduler.host_busy`
+tells the runner whether builds or other probes share the host's CPUs at that moment, and the probes
+then mark their figures as taken under load (``GPUMATRIX_HOST_BUSY``).
 """
 
 from __future__ import annotations
@@ -87,6 +93,11 @@ class Scheduler:
                                   else min(jobs, max(1, (os.cpu_count() or 1) // 2))), order)
         self.pools = {v: _SlotPool(gpu_slots(host, v), all_gpus_slot(host, v)) for v in ("nvidia", "amd")
                       if gpu_slots(host, v)}
+        # What runs right now, for quiet measurements: builds, probes, and quiet probes holding the host.
+        self._activity = threading.Condition()
+        self._builds_running = 0
+        self._probes_running = 0
+        self._quiet_running = 0
         self._leaders: dict[tuple[str, str, str], str] = {}
         self._leader_done: dict[tuple[str, str, str], threading.Event] = {}
         for cell in cells:
@@ -102,18 +113,51 @@ class Scheduler:
         if not leader and group in self._leader_done:
             self._leader_done[group].wait()
         try:
-            with self.builds.take(cell.id):
+            with self.builds.take(cell.id), self._running("build"):
                 yield
         finally:
             if leader:
                 self._leader_done[group].set()
 
     @contextmanager
-    def probe_gate(self, cell: Cell) -> Iterator[GpuSlot | None]:
+    def _running(self, kind: str, quiet: bool = False) -> Iterator[None]:
+        """Count a build or probe as running; a quiet probe first waits for the host to be idle, and
+        nothing new starts while it runs."""
+        with self._activity:
+            if quiet:
+                self._activity.wait_for(lambda: self._builds_running == 0 and self._probes_running == 0
+                                        and self._quiet_running == 0)
+                self._quiet_running += 1
+            else:
+                self._activity.wait_for(lambda: self._quiet_running == 0)
+            if kind == "build":
+                self._builds_running += 1
+            else:
+                self._probes_running += 1
+        try:
+            yield
+        finally:
+            with self._activity:
+                if kind == "build":
+                    self._builds_running -= 1
+                else:
+                    self._probes_running -= 1
+                if quiet:
+                    self._quiet_running -= 1
+                self._activity.notify_all()
+
+    def host_busy(self) -> bool:
+        """Whether, besides the probe asking, a build or another probe runs on this host now."""
+        with self._activity:
+            return self._builds_running > 0 or self._probes_running > 1
+
+    @contextmanager
+    def probe_gate(self, cell: Cell, quiet: bool = False) -> Iterator[GpuSlot | None]:
+        """A probe slot for ``cell``; with ``quiet`` (performance probes on the CPU), also an idle host."""
         pool = self.pools.get(cell.vendor)
         if pool is None:  # CPU cells, or --force on a host without this vendor's GPU
-            with self.cpu.take(cell.id):
+            with self.cpu.take(cell.id), self._running("probe", quiet=quiet):
                 yield None
             return
-        with pool.take(wants_all_gpus(cell)) as slot:
+        with pool.take(wants_all_gpus(cell)) as slot, self._running("probe"):
             yield slot

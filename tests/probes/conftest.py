@@ -25,4 +25,4 @@ def quick_run():
 @pytest.fixture(scope="session")
 def misbehaving_run():
     env = suite_env(PYTHONPATH=str(HERE), GPUMATRIX_PROBES_EXTRA="misbehaving_probes")
-    return run_json("--only", "framework.zz_*,kernel_driver.*", "--timeout", "4", env=env)
+    return run_json("--only", "framework.zz_*,kernel_driver.*", env=env)

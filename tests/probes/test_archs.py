@@ -138,7 +138,7 @@ def test_unparsed_device():
     assert result["match"] == "none" and result["unparsed"] == ["?"]
 
 
-def test_framework_uses_the_same_rule():
-    from probes import framework
+def test_the_arch_probe_uses_the_same_rule():
+    from probes import programming_interface
 
-    assert framework.arch_compatibility is archs.arch_compatibility
+    assert programming_interface.arch_compatibility is archs.arch_compatibility

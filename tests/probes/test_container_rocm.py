@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import stat
-from pathlib import Path
 
 import pytest
 
@@ -201,3 +200,26 @@ def test_rocminfo_real_error_text(engine, rocm_image, devices):
         (FIXTURES / "rocminfo-no-amdgpu.stderr").write_bytes(outcome.stderr)
     assert outcome.exit_code == 1
     assert outcome.stdout == ROCMINFO_STDOUT == path.read_bytes()
+
+
+def test_whole_suite_in_a_gpu_cell_without_torch_or_gpu(engine, rocm_image):
+    """The whole suite in the real ROCm userspace image (no torch, no GPU) as an AMD cell: no probe
+    passes, the lowest failure is the driver, torch probes fail with the import error, and the
+    host facts (tools run in their own bounded children) are there."""
+    outcome = run_in_image(engine, rocm_image, ["python3", "-m", "probes", "--json", "--no-perf"],
+                           env={"GPUMATRIX_EXPECT": "amd"})
+    assert outcome.exit_code == 0, outcome.stderr.decode()[-3000:]
+    document = json.loads(outcome.stdout.decode())
+    probes = {p["id"]: p for p in document["probes"]}
+    assert not [p["id"] for p in document["probes"] if p["status"] == "pass"]
+    assert document["verdict"]["lowest_failing_layer"] == 1
+    assert probes["kernel_driver.amd_driver"]["status"] == "fail"
+    assert "No module named 'torch'" in document["facts"]["torch"]["import_error"]
+    for probe_id in ("programming_interface.runtime", "math_libraries.matmul_fp32", "framework.sdpa"):
+        assert probes[probe_id]["status"] == "fail", probes[probe_id]
+        assert probes[probe_id]["message"].startswith("torch cannot be imported: ModuleNotFoundError")
+    facts = document["facts"]
+    assert facts["env"]["GPUMATRIX_EXPECT"] == "amd" and facts["expect"] == "amd"
+    assert facts["cpu"]["flags"] and facts["numa"] is not None
+    assert facts["loaded_libraries"] == []
+    assert facts["rocm"]["partitions"] == []

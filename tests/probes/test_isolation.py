@@ -1,6 +1,8 @@
 """Misbehaving probes (tests/probes/misbehaving_probes.py) cost only themselves."""
 
-from suite_helpers import by_id
+import time
+
+from suite_helpers import HERE, by_id, run_json, suite_env
 
 
 def test_each_misbehaviour_gets_its_status(misbehaving_run):
@@ -25,10 +27,53 @@ def test_each_misbehaviour_gets_its_status(misbehaving_run):
     assert raised["message"] == "ValueError: boom"
     assert "Traceback" in raised["details"]["traceback"]
 
-    assert probes["framework.zz_hang"]["status"] == "timeout"
-    assert 4 <= probes["framework.zz_hang"]["duration_s"] < 20
-    assert probes["framework.zz_blocked_by_hang"]["status"] == "skip"
-    assert probes["framework.zz_blocked_by_hang"]["details"]["blocked_by"] == "framework.zz_hang"
+    hung = probes["framework.zz_hang"]
+    assert hung["status"] == "timeout"
+    assert hung["message"].startswith("no result within 3s")  # its own limit, not the group's
+    assert 3 <= hung["duration_s"] < 6
+
+
+def test_a_timeout_blames_the_running_probe_and_the_group_goes_on(misbehaving_run):
+    probes = by_id(misbehaving_run)
+    before, after = probes["framework.zz_before_hang"], probes["framework.zz_after_hang"]
+    assert before["status"] == "pass" and after["status"] == "pass", (before, after)
+    assert before["details"]["pid"] != after["details"]["pid"]  # in a fresh child
+
+
+def test_sticky_device_error_restarts_the_child(misbehaving_run):
+    probes = by_id(misbehaving_run)
+    first, sticky = probes["framework.zz_pid_before_sticky"], probes["framework.zz_sticky"]
+    after = probes["framework.zz_pid_after_sticky"]
+    assert sticky["status"] == "fail"
+    assert first["details"]["pid"] == sticky["details"]["pid"]  # a group shares one child...
+    assert after["status"] == "pass" and after["details"]["pid"] != sticky["details"]["pid"]  # ...until a sticky error
+
+
+def test_gpu_init_timeout_skips_the_remaining_gpu_groups():
+    env = suite_env(PYTHONPATH=str(HERE), GPUMATRIX_PROBES_EXTRA="misbehaving_probes")
+    started = time.monotonic()
+    document = run_json("--only", "system_runtime.zz_*,framework.zz_ok_first,kernel_driver.amd_driver", env=env)
+    assert time.monotonic() - started < 30
+    probes = by_id(document)
+    assert probes["system_runtime.zz_init_hang"]["status"] == "timeout"
+    assert probes["kernel_driver.amd_driver"]["status"] == "skip"  # layer 1 ran before
+    for probe_id in ("system_runtime.zz_after_init", "framework.zz_ok_first"):
+        assert probes[probe_id]["status"] == "skip", probes[probe_id]
+        assert probes[probe_id]["message"] == ("not run: GPU initialisation timed out in system_runtime.zz_init_hang "
+                                               "(a hung driver would hang again)")
+
+
+def test_suite_deadline_ends_a_long_probe_and_skips_the_rest():
+    env = suite_env(PYTHONPATH=str(HERE), GPUMATRIX_PROBES_EXTRA="misbehaving_probes")
+    started = time.monotonic()
+    # long enough for the facts child (a torch import) on a busy 2-core box
+    document = run_json("--only", "math_libraries.zz_deadline_*", "--deadline", "15", env=env)
+    assert time.monotonic() - started < 40
+    probes = by_id(document)
+    hung = probes["math_libraries.zz_deadline_hang"]
+    assert hung["status"] == "timeout" and "deadline of 15s" in hung["message"], hung
+    after = probes["math_libraries.zz_deadline_after"]
+    assert after["status"] == "skip" and "deadline" in after["message"]
 
 
 def test_the_rest_still_runs(misbehaving_run):
@@ -46,7 +91,7 @@ def test_verdict_names_every_failure(misbehaving_run):
     assert verdict["lowest_failing_layer"] == 5
     assert set(verdict["failed"]) == {
         "framework.zz_segfault", "framework.zz_exit_three", "framework.zz_garbage",
-        "framework.zz_malformed", "framework.zz_raises", "framework.zz_hang",
+        "framework.zz_malformed", "framework.zz_raises", "framework.zz_hang", "framework.zz_sticky",
     }
 
 
@@ -69,3 +114,20 @@ def test_bounded_tail_keeps_the_end():
     for chunk in (b"abc", b"defghij", b"klmnopqrstuvwxyz"):
         keep.add(chunk)
     assert keep.text() == "qrstuvwxyz"
+
+
+def test_torch_hanging_in_gpu_initialisation_skips_the_gpu_groups(tmp_path):
+    """torch's import / cuda init hangs (a wedged driver): one probe is blamed, the GPU groups after it skip."""
+    fake = tmp_path / "torch"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("import time\ntime.sleep(600)\n")
+    env = suite_env(PYTHONPATH=str(tmp_path))
+    started = time.monotonic()
+    document = run_json("--quick", "--timeout", "3", env=env)
+    assert time.monotonic() - started < 40
+    probes = by_id(document)
+    assert probes["programming_interface.runtime"]["status"] == "timeout"
+    assert probes["math_libraries.matmul_fp32"]["status"] == "skip"
+    assert "GPU initialisation timed out" in probes["math_libraries.matmul_fp32"]["message"]
+    assert probes["kernel_driver.nvidia_device_nodes"]["status"] == "skip"  # layer 1 ran, and ran first
+    assert "timeout: no result within 3s" in document["facts"]["torch"]["import_error"]

@@ -12,7 +12,7 @@ import torch
 from probes import framework, kernel_driver, numerics, system_runtime
 from probes.facts import nvidia_driver_version
 from probes.model import (
-    FAIL, PASS, SKIP, Probe, compute_verdict, jsonable, validate_probe_id,
+    FAIL, PASS, SKIP, compute_verdict, jsonable, validate_probe_id,
 )
 from probes.registry import load_probes, select_probes, split_patterns
 
@@ -384,3 +384,69 @@ def test_sdpa_backends_selected_through_the_current_api():
     with contexts["math"]():
         out = scaled_dot_product_attention(q, q, q)
     assert out.shape == q.shape and hasattr(SDPBackend, "MATH")
+
+
+# ---------------------------------------------------------------------------- tools are bounded
+
+
+def _tool(tmp_path, name, script):
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_tool_output_and_failure(tmp_path):
+    from probes.facts import run_tool
+
+    assert run_tool([_tool(tmp_path, "ok", "echo hello; echo world\n")]) == "hello\nworld"
+    assert run_tool([_tool(tmp_path, "bad", "echo no; exit 3\n")]) is None
+    assert run_tool(["no-such-tool-anywhere"]) is None
+
+
+def test_tool_that_hangs_is_killed_in_time(tmp_path):
+    import time
+
+    from probes.facts import run_tool
+
+    started = time.monotonic()
+    assert run_tool([_tool(tmp_path, "hang", "sleep 60\n")], timeout=0.5) is None
+    assert time.monotonic() - started < 5
+
+
+def test_tool_that_cannot_be_killed_is_abandoned(tmp_path, monkeypatch):
+    """A tool stuck in D state survives SIGKILL; the wait for it must still end."""
+    import signal
+    import time
+
+    from probes import facts
+
+    monkeypatch.setattr(facts, "_kill_session", lambda pid: None)  # the kill does not take, as in D state
+    monkeypatch.setattr(facts, "TOOL_KILL_GRACE_S", 0.5)
+    started = time.monotonic()
+    assert facts.run_tool([_tool(tmp_path, "dstate", "exec sleep 30\n")], timeout=0.5) is None
+    assert time.monotonic() - started < 5
+    stuck = facts._ABANDONED_TOOLS.pop()
+    os.killpg(stuck.pid, signal.SIGKILL)
+    stuck.communicate(timeout=10)
+
+
+def test_tool_whose_grandchild_holds_the_pipe(tmp_path):
+    """A daemonised grandchild keeps stdout open after the tool exits: no endless wait for EOF."""
+    import time
+
+    from probes import facts
+
+    script = "setsid sleep 30 &\necho $! > %s\necho started\nsleep 60\n" % (tmp_path / "grandchild.pid")
+    started = time.monotonic()
+    assert facts.run_tool([_tool(tmp_path, "forker", script)], timeout=0.5) is None
+    assert time.monotonic() - started < 6
+    import signal
+
+    while facts._ABANDONED_TOOLS:
+        stuck = facts._ABANDONED_TOOLS.pop()
+        stuck.kill()
+        stuck.wait(timeout=10)
+        stuck.stdout.close()
+    grandchild = int((tmp_path / "grandchild.pid").read_text())
+    os.kill(grandchild, signal.SIGKILL)

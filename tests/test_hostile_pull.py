@@ -1,0 +1,109 @@
+"""Issue 14, finding 7: ``probe --from`` pulls only the configured registry's image of that very cell.
+
+A results folder is an artifact anyone in the pipeline could have written. Real loopback registry
+(Debian's docker-registry, as in tests/test_registry_engine.py) and real pulls.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_registry_engine import _Cell, _start_registry, _stop
+
+from gpumatrix.engine.client import tar_context
+from gpumatrix.errors import BuildError
+from gpumatrix.images.registry import cell_ref
+from gpumatrix.run.pull import pull_cell_image, recorded_registry, resolve_pull_ref
+
+pytestmark = pytest.mark.engine
+FAKE_DIGEST = "sha256:" + "ab" * 32
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    proc, address = _start_registry(tmp_path_factory.mktemp("registry"))
+    yield address
+    _stop(proc)
+
+
+def _results_folder(root: Path, cell: _Cell, pushed: str, push: str | None = None) -> Path:
+    (root / "cells").mkdir(parents=True)
+    (root / "cells" / f"{cell.id}.json").write_text(json.dumps({
+        "schema_version": 1, "cell_id": cell.id, "base_id": cell.base.id, "base_image": "debian:bookworm-slim",
+        "vendor": "cpu", "variant": "cpu", "torch": cell.torch.version, "python": "3.11", "status": "pass",
+        "image": {"tag": "x", "id": "sha256:" + "0" * 64, "pushed": pushed}}))
+    if push:
+        (root / "summary.json").write_text(json.dumps({"state": "complete", "cells": {}, "push": push}))
+    return root
+
+
+def _push_image(engine, tracked, registry: str, cell: _Cell, labels: dict, unique: str) -> str:
+    """Build a tiny image with ``labels``, push it as the cell's moving tag, drop it locally; return the ref."""
+    tag = f"hostile/pull{unique}:{len(labels)}"
+    image_id = engine.build(tar_context({"Dockerfile": f"FROM debian:bookworm-slim\nRUN echo {unique}{len(labels)}"
+                                                       f" > /x\n".encode()}), tag, {}, labels, lambda s: None)
+    tracked["images"].append(image_id)
+    moving = cell_ref(registry, cell.base.id, cell.torch.version)
+    engine.tag(image_id, moving)
+    digest = engine.push(moving)
+    engine.remove_image(image_id, force=True)  # a probe-only host does not have it
+    return f"{moving.rsplit(':', 1)[0]}@{digest}"
+
+
+@pytest.mark.parametrize("pushed", [
+    f"attacker.example/gpumatrix/fleettest@{FAKE_DIGEST}",                 # another registry
+    "{registry}/evil/fleettest@" + FAKE_DIGEST,                            # another repository
+    "{registry}/gpumatrix/otherbase@" + FAKE_DIGEST,                       # another cell's repository
+    "{registry}/gpumatrix/fleettest:latest",                               # a moving tag, not a digest
+    "{registry}/gpumatrix/fleettest@sha256:short",                         # not a digest
+], ids=["other-registry", "other-repository", "other-cell", "moving-tag", "bad-digest"])
+def test_a_results_file_cannot_point_the_pull_elsewhere(engine, registry, unique, tmp_path, pushed):
+    cell = _Cell(unique)
+    pushed = pushed.format(registry=registry)
+    folder = _results_folder(tmp_path / "given", cell, pushed)
+    with pytest.raises(BuildError, match=r"refused to pull .*configured registry|not pinned by a sha256"):
+        pull_cell_image(engine, str(folder), cell, registry=registry)
+    # the registry the build job recorded (summary.json push) is the configured one when none is given
+    folder = _results_folder(tmp_path / "recorded", cell, pushed, push=registry)
+    assert recorded_registry(folder) == registry
+    with pytest.raises(BuildError, match=r"refused to pull .*configured registry|not pinned by a sha256"):
+        pull_cell_image(engine, str(folder), cell)
+
+
+def test_a_folder_naming_several_registries_must_be_told_which(engine, registry, unique, tmp_path):
+    cell, other = _Cell(unique), _Cell(unique + "b")
+    folder = _results_folder(tmp_path / "r", cell, f"{registry}/gpumatrix/fleettest@{FAKE_DIGEST}")
+    (folder / "cells" / f"{other.id}.json").write_text(
+        (folder / "cells" / f"{cell.id}.json").read_text().replace(cell.id, other.id)
+        .replace(registry, "attacker.example"))
+    with pytest.raises(BuildError, match="several registries"):
+        resolve_pull_ref(engine, str(folder), cell)
+    assert resolve_pull_ref(engine, str(folder), cell, registry=registry).startswith(f"{registry}/gpumatrix/")
+
+
+@pytest.mark.parametrize("labels, why", [
+    ({}, "does not carry gpumatrix's label"),
+    ({"io.gpumatrix.managed": "true"}, "has no io.gpumatrix.cell label"),
+    ({"io.gpumatrix.managed": "true", "io.gpumatrix.cell": "someone-else"}, "was built for someone-else"),
+])
+def test_an_image_without_this_cells_labels_is_refused_and_not_kept(engine, tracked, registry, unique, labels, why):
+    cell = _Cell(unique)
+    ref = _push_image(engine, tracked, registry, cell, labels, unique)
+    with pytest.raises(BuildError, match=why):
+        pull_cell_image(engine, registry, cell)
+    assert engine.image_info(ref) is None  # the refused image is not left on the host
+
+
+def test_the_right_image_from_the_right_registry_is_pulled(engine, tracked, registry, unique, tmp_path):
+    cell = _Cell(unique)
+    ref = _push_image(engine, tracked, registry, cell, {"io.gpumatrix.managed": "true",
+                                                        "io.gpumatrix.cell": cell.id}, unique)
+    pulled = pull_cell_image(engine, registry, cell)
+    tracked["images"].append(pulled["id"])
+    assert pulled["pulled"] == ref
+    folder = _results_folder(tmp_path / "r", cell, ref)
+    assert pull_cell_image(engine, str(folder), cell, registry=registry)["id"] == pulled["id"]
+    with pytest.raises(BuildError, match="configured registry is 127.0.0.2:1"):
+        pull_cell_image(engine, registry, cell, registry="127.0.0.2:1")

@@ -1,0 +1,16 @@
+"""The knowledge layer as the probes and the doctor read it."""
+
+from __future__ import annotations
+
+from gpumatrix.knowledge.peaks import peaks_table
+from gpumatrix.knowledge.releases import load_data
+
+
+def test_peaks_carry_the_matrix_core_fp32_and_the_arch_keys():
+    table = peaks_table()
+    cdna = [name for name, e in load_data("gpu_peaks")["gpus"].items() if "fp32_matrix" in e]
+    assert cdna, "gpu_peaks.yaml lists no fp32_matrix peak"
+    for name in cdna:
+        assert table[name]["fp32_matrix_tflops"] >= table[name]["fp32_tflops"] > 0  # fp32 GEMMs are compared to it
+    for arch in ("gfx942", "gfx90a", "gfx1100"):  # looked up by arch when the name is unknown
+        assert arch in table and table[arch]["bf16_tflops"] > 0, arch
