@@ -166,8 +166,8 @@ def report(results_path: str, fmt: str = "text", only: str | None = None, baseli
     _check_format(fmt)
     results = ResultsDir(results_path)
     if not results.cells_dir.is_dir():
-        raise ConfigError([Problem(str(results.path), None, "no results here; run 'invoke matrix' first "
-                                                             "or pass --results DIR")])
+        raise UsageError("--results", f"no results in {results.path}; run 'gpumatrix matrix' first or pass "
+                                      f"--results DIR")
     cells, host = _load(results, _stderr)
     table = write_output(_render_selected(cells, host, fmt, only), output)
     if not baseline:

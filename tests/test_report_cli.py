@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import textwrap
 
 import pytest
 
 from gpumatrix import cli
-from gpumatrix.errors import ConfigError, ResultsLocked
-from gpumatrix.run.safety import results_lock
+from gpumatrix.errors import ConfigError, ResultsLocked, UsageError
+from gpumatrix.knowledge.versions import version_key
 from gpumatrix.report.formats import render_results
 from gpumatrix.results.store import CellResult, ResultsDir
-from gpumatrix.knowledge.versions import version_key
+from gpumatrix.run.safety import results_lock
 
 
 def render(results, fmt="text", title=None, host=None):
@@ -106,9 +106,9 @@ def test_results_round_trip_and_corrupt_files_are_skipped(tmp_path):
 
 
 def test_report_without_results_is_a_clear_error(tmp_path):
-    with pytest.raises(ConfigError, match="no results here; run 'invoke matrix' first") as err:
+    with pytest.raises(UsageError, match="--results: no results in") as err:
         cli.report(str(tmp_path / "nothing"))
-    assert err.value.exit_code == 2 and err.value.problems[0].path == str(tmp_path / "nothing")
+    assert err.value.exit_code == 2 and "nothing was built" not in str(err.value)
 
 
 def test_results_lock_excludes_a_second_run(tmp_path):

@@ -73,7 +73,7 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
     """Everything needed to build ``cell``; the tag is the hash of its inputs.
 
     Resolves the cell's torch with the host's pip into ``wheelhouse`` (downloading what is not there
-    yet; pip's output goes to ``log_path``), because the tag covers the wheels' bytes."""
+    yet; if pip fails, its output goes to ``log_path``), because the tag covers the wheels' bytes."""
     folder = templates_dir()
     template = TEMPLATE_FOR_VENDOR[cell.vendor]
     files = {"Dockerfile": (folder / template).read_bytes()}

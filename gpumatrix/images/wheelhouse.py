@@ -194,8 +194,8 @@ class Wheelhouse:
         """The wheels ``request`` installs, downloaded into :attr:`folder` if they are not there yet.
 
         Within one process a request is resolved once; across runs a resolution younger than the TTL
-        is reused when all its wheels are still there unchanged. pip's output goes to ``log_path``;
-        a failure raises :class:`BuildError` with pip's telling line."""
+        is reused when all its wheels are still there unchanged. A failure raises :class:`BuildError`
+        with pip's telling line, and pip's whole output is written to ``log_path``."""
         key = request.key()
         with self._lock:
             lock = self._locks.setdefault(key, threading.Lock())
@@ -266,13 +266,15 @@ class Wheelhouse:
     def _download(self, request: WheelRequest, key: str, log_path: Path | None) -> ResolvedWheels:
         with self._host_lock():
             self.folder.mkdir(parents=True, exist_ok=True)
+            saved_now: dict[str, Wheel] = {}
             for attempt in (1, 2):
                 saved, already, sources, output = self._run_pip(request, log_path)
+                saved_now.update({n: self._record(n) for n in saved})
                 # A file pip found in place is ours only if we recorded it and it is unchanged, and,
                 # when it came from a local folder, if it still has that file's bytes. Anything else
                 # (a truncated copy, a wheel rebuilt under the same name) is removed and fetched again.
-                stale = [n for n in already if self._recorded(n) is None
-                         or (n in sources and file_sha256(sources[n]) != self._recorded(n))]
+                stale = [n for n in already if n not in saved_now and (
+                    self._recorded(n) is None or (n in sources and file_sha256(sources[n]) != self._recorded(n)))]
                 if not stale:
                     break
                 if attempt == 2:
@@ -280,8 +282,10 @@ class Wheelhouse:
                                      f"{', '.join(stale)}", log_tail=output[-4000:])
                 for name in stale:
                     self.forget(name)
-            fetched = [self._record(n) for n in saved]
-            reused = [Wheel(n, str(self._recorded(n)), (self.folder / n).stat().st_size) for n in already]
+            names = saved + already
+            fetched = [saved_now[n] for n in names if n in saved_now]
+            reused = [Wheel(n, str(self._recorded(n)), (self.folder / n).stat().st_size)
+                      for n in names if n not in saved_now]
         wheels = tuple(sorted(fetched + reused, key=lambda w: w.name))
         resolved = ResolvedWheels(key, wheels, sum(w.size for w in fetched), sum(w.size for w in reused),
                                   len(fetched))
@@ -300,12 +304,13 @@ class Wheelhouse:
                                   capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
             output = proc.stdout + proc.stderr
         except subprocess.TimeoutExpired as err:
-            proc, output = None, f"pip download did not finish within {PIP_TIMEOUT_S} s\n{err.stdout or ''}"
+            partial = err.stdout.decode("utf-8", "replace") if isinstance(err.stdout, bytes) else (err.stdout or "")
+            proc, output = None, f"pip download did not finish within {PIP_TIMEOUT_S} s\n{partial}"
         output = redact(output)
-        if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(log_path, f"$ {redact(' '.join(argv))}\n{output}")
         if proc is None or proc.returncode != 0:
+            if log_path is not None:  # only then: a cell's build log is its image's, not a later resolution's
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                write_text_atomic(log_path, f"$ {redact(' '.join(argv))}\n{output}")
             raise BuildError(_telling_line(output) or f"pip download failed for {redact(request.requirement)}",
                              log_tail=output[-4000:], log_path=str(log_path) if log_path else None)
         saved, already, sources = [], [], {}
