@@ -208,11 +208,16 @@ def test_glob_selection_with_braces():
 
 
 def test_injection_attempts_rejected():
-    for bad in ['image: "debian:bookworm; rm -rf /"', 'image: "$(id)"', "variant: \"cpu' && x\""]:
-        text = BASIC.replace("image: debian:bookworm-slim, variant: cpu", bad if "image" in bad else
-                             f"image: debian:bookworm-slim, {bad}")
-        with pytest.raises(ConfigError):
+    # Each replaces one value of an otherwise valid base, so the one problem must be that value (the old
+    # form also dropped 'variant:', and passed on "missing required key" whatever the image check did).
+    for field, bad in (("image", '"debian:bookworm; rm -rf /"'), ("image", '"$(id)"'), ("variant", "\"cpu' && x\"")):
+        good = {"image": "image: debian:bookworm-slim", "variant": "variant: cpu"}[field]
+        text = BASIC.replace(good, f"{field}: {bad}")
+        assert text != BASIC
+        with pytest.raises(ConfigError) as err:
             parse(text)
+        (problem,) = err.value.problems
+        assert problem.message.startswith(f"base cpu.{field} ") and "is not valid" in problem.message
 
 
 def test_shipped_matrix_is_valid_and_matches_schema():

@@ -37,7 +37,9 @@ def test_any_structure_parses_or_fails_cleanly(doc):
         m = parse_matrix(yaml.safe_dump(doc), PATH)
         expand_cells(m)
     except ConfigError as err:
-        assert err.problems
+        # a usage error (exit 2) that names the file and says what is wrong with each problem
+        assert err.problems and err.exit_code == 2
+        assert all(p.path == str(PATH) and p.message.strip() for p in err.problems), err.problems
 
 
 IDS = ["a", "b", "c"]

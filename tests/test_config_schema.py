@@ -208,6 +208,7 @@ def from_schema(node: dict[str, Any]) -> st.SearchStrategy:
 PATH = Path("/tmp/gpumatrix-schema-fuzz/matrix.yaml")
 
 
+@pytest.mark.slow  # 120 generated matrices (15 s)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                                                    HealthCheck.data_too_large])
 @given(from_schema(SCHEMA))

@@ -24,37 +24,12 @@ from gpumatrix.results.gate import compare
 from gpumatrix.results.merge import load_sources, merge_results
 from gpumatrix.results.recommend import NoRecommendation, recommend
 from gpumatrix.results.status import STATUSES
-from gpumatrix.results.store import CellResult, ResultsDir
+from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.pipeline import Runner
+from tests.builders import CPU, H100, H100_LABEL, MI300, probes_doc, result
+from tests.fake_engine import fake_engine
 
 REPO = Path(__file__).resolve().parent.parent
-
-H100 = {"hostname": "gpu-a", "gpus": [{"vendor": "nvidia", "index": 0, "name": "NVIDIA H100 80GB HBM3",
-                                       "arch": "sm_90"}], "nvidia_driver": "570.86", "amd_driver": None}
-MI300 = {"hostname": "amd-a", "gpus": [{"vendor": "amd", "index": 0, "name": "AMD Instinct MI300X",
-                                        "arch": "gfx942"}], "nvidia_driver": None, "amd_driver": "6.10.5"}
-CPU = {"hostname": "cpu-a", "gpus": [], "nvidia_driver": None, "amd_driver": None}
-H100_LABEL = "NVIDIA H100 80GB HBM3 · 570.86"
-
-
-def probes_doc(fail_layer: int | None = None, tflops: float = 500.0) -> dict:
-    probes = [{"id": "kernel_driver.nvidia_driver", "layer": 1, "status": "pass", "message": "570.86"},
-              {"id": "math_libraries.conv2d", "layer": 4, "status": "pass", "message": "ok"},
-              {"id": "math_libraries.collectives", "layer": 4, "status": "skip", "message": "one GPU"},
-              {"id": "framework.compile", "layer": 5, "status": "pass", "message": "ok"},
-              {"id": "performance.matmul_tflops", "layer": 6, "status": "pass", "message": f"bf16 {tflops}",
-               "details": {"results": {"bf16": {"tflops": tflops}}}}]
-    if fail_layer:
-        probes.append({"id": f"layer{fail_layer}.broken", "layer": fail_layer, "status": "fail", "message": "boom"})
-    verdict = {"status": "fail" if fail_layer else "pass", "lowest_failing_layer": fail_layer}
-    return {"schema_version": 1, "probes": probes, "verdict": verdict}
-
-
-def result(cell_id: str, status: str, host: dict, reason: str | None = None, vendor: str = "nvidia", **kw):
-    base, torch = cell_id.split("-torch")
-    return CellResult(cell_id=cell_id, base_id=base, base_image=f"img/{base}", vendor=vendor, variant=base,
-                      torch=torch, python="3.12", status=status, reason=reason, host=host, **kw)
-
 
 @dataclass(frozen=True)
 class FakeCell:
@@ -174,12 +149,13 @@ def test_merge_of_shards_equals_the_unsharded_run(statuses, n):
     assert render_merged(sharded, "text") == render_merged(whole, "text")
 
 
-@pytest.mark.engine
-def test_real_runner_sharded_results_merge_to_the_unsharded_table(engine, tmp_path):
-    """The real pipeline on the shipped matrix (GPU cells on a GPU-less host: recorded, nothing built)."""
+def test_real_runner_sharded_results_merge_to_the_unsharded_table(tmp_path):
+    """The real pipeline on the shipped matrix (GPU cells on a GPU-less host: recorded, nothing built),
+    on the fake engine: the cells never reach it."""
     matrix = load_matrix(REPO / "matrix.yaml")
     cells = [c for c in expand_cells(matrix).cells if c.vendor != "cpu"]
     host = HostInfo(hostname="ci-host", kernel="6.1", os="Debian GNU/Linux 12 (bookworm)", machine="x86_64")
+    engine, api = fake_engine()
 
     def run(folder: Path, selected) -> None:
         Runner(engine, matrix, ResultsDir(folder), host=host).run(selected)
@@ -194,6 +170,7 @@ def test_real_runner_sharded_results_merge_to_the_unsharded_table(engine, tmp_pa
     assert sorted(whole.cells) == sorted(c.id for c in cells)
     out = merge_command([str(tmp_path / f"shard{k}" / "summary.json") for k in (1, 2, 3)], "text")
     assert "no NVIDIA GPU on this host" in out and "cu130-torch2.15.0" in out
+    assert not api.called("build") and not api.called("create_container")
 
 
 def test_merge_errors_name_the_source(tmp_path):
@@ -257,8 +234,9 @@ def test_gate_passes_without_regression_and_reads_every_baseline_format(tmp_path
     # a fail that was already failing, or a different host type, is not a regression
     other_host = _dir(tmp_path / "amd", [result("cu130-torch2.15.0", "fail", MI300, "no GPU")])
     enforce(compare(load_sources([current]), load_sources([other_host])))
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="no such results folder or file") as err:
         gate(tmp_path / "nothing.json", [current])
+    assert err.value.exit_code == 2 and err.value.problems[0].path == str(tmp_path / "nothing.json")
 
 
 def test_gate_counts_a_conflict_with_a_failing_host_as_regression():

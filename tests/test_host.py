@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import platform
+import socket
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from gpumatrix.knowledge.archs import gfx_from_override
 from gpumatrix.knowledge.versions import parse_version, release, version_key
 from gpumatrix.engine.client import engine_info_from_payloads
 from gpumatrix.host import (
-    HostInfo, amd_gpus_from_kfd, discover_host, engine_facts, gfx_name, nvidia_arch_from_name,
+    HostInfo, amd_gpus_from_kfd, discover_host, engine_facts, gfx_name, host_type_label, nvidia_arch_from_name,
     parse_amd_smi_static, parse_nvidia_driver_version, parse_nvidia_smi_csv, parse_rocm_smi_json,
     pci_display_devices, query_nvidia_smi, summarise_cdi_spec,
 )
@@ -268,5 +270,13 @@ def test_one_version_type_reads_what_tools_print():
 
 def test_discovery_on_this_machine_does_not_crash():
     host = discover_host()
-    assert isinstance(host.fingerprint(), dict)
+    fp = host.fingerprint()
+    # what every result records about this host: plain JSON, naming this machine, its GPUs and no engine
+    assert json.loads(json.dumps(fp)) == fp
+    assert fp["hostname"] == socket.gethostname() and fp["kernel"] == platform.release()
+    assert fp["machine"] == platform.machine()
+    assert [(g["vendor"], g["name"]) for g in fp["gpus"]] == [(g.vendor, g.name) for g in host.gpus]
+    assert host_type_label(fp) == host.host_type()
+    assert (host.host_type() == "cpu") is (not host.gpus)
+    assert fp["engine"]["version"] is None  # discovered without an engine: nothing made up
     assert host.dev_root == "/" and host.host_path("/dev/kfd") == "/dev/kfd"

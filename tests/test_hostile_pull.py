@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_registry_engine import _Cell, _start_registry, _stop
+from tests.engine_helpers import FleetCell, start_registry, stop_registry
 
 from gpumatrix.engine.client import tar_context
 from gpumatrix.errors import BuildError
@@ -23,12 +23,12 @@ FAKE_DIGEST = "sha256:" + "ab" * 32
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory):
-    proc, address = _start_registry(tmp_path_factory.mktemp("registry"))
+    proc, address = start_registry(tmp_path_factory.mktemp("registry"))
     yield address
-    _stop(proc)
+    stop_registry(proc)
 
 
-def _results_folder(root: Path, cell: _Cell, pushed: str, push: str | None = None) -> Path:
+def _results_folder(root: Path, cell: FleetCell, pushed: str, push: str | None = None) -> Path:
     (root / "cells").mkdir(parents=True)
     (root / "cells" / f"{cell.id}.json").write_text(json.dumps({
         "schema_version": 1, "cell_id": cell.id, "base_id": cell.base.id, "base_image": "debian:bookworm-slim",
@@ -39,7 +39,7 @@ def _results_folder(root: Path, cell: _Cell, pushed: str, push: str | None = Non
     return root
 
 
-def _push_image(engine, tracked, registry: str, cell: _Cell, labels: dict, unique: str) -> str:
+def _push_image(engine, tracked, registry: str, cell: FleetCell, labels: dict, unique: str) -> str:
     """Build a tiny image with ``labels``, push it as the cell's moving tag, drop it locally; return the ref."""
     tag = f"hostile/pull{unique}:{len(labels)}"
     image_id = engine.build(tar_context({"Dockerfile": f"FROM debian:bookworm-slim\nRUN echo {unique}{len(labels)}"
@@ -60,7 +60,7 @@ def _push_image(engine, tracked, registry: str, cell: _Cell, labels: dict, uniqu
     "{registry}/gpumatrix/fleettest@sha256:short",                         # not a digest
 ], ids=["other-registry", "other-repository", "other-cell", "moving-tag", "bad-digest"])
 def test_a_results_file_cannot_point_the_pull_elsewhere(engine, registry, unique, tmp_path, pushed):
-    cell = _Cell(unique)
+    cell = FleetCell(unique)
     pushed = pushed.format(registry=registry)
     folder = _results_folder(tmp_path / "given", cell, pushed)
     with pytest.raises(BuildError, match=r"refused to pull .*configured registry|not pinned by a sha256"):
@@ -73,7 +73,7 @@ def test_a_results_file_cannot_point_the_pull_elsewhere(engine, registry, unique
 
 
 def test_a_folder_naming_several_registries_must_be_told_which(engine, registry, unique, tmp_path):
-    cell, other = _Cell(unique), _Cell(unique + "b")
+    cell, other = FleetCell(unique), FleetCell(unique + "b")
     folder = _results_folder(tmp_path / "r", cell, f"{registry}/gpumatrix/fleettest@{FAKE_DIGEST}")
     (folder / "cells" / f"{other.id}.json").write_text(
         (folder / "cells" / f"{cell.id}.json").read_text().replace(cell.id, other.id)
@@ -89,7 +89,7 @@ def test_a_folder_naming_several_registries_must_be_told_which(engine, registry,
     ({"io.gpumatrix.managed": "true", "io.gpumatrix.cell": "someone-else"}, "was built for someone-else"),
 ])
 def test_an_image_without_this_cells_labels_is_refused_and_not_kept(engine, tracked, registry, unique, labels, why):
-    cell = _Cell(unique)
+    cell = FleetCell(unique)
     ref = _push_image(engine, tracked, registry, cell, labels, unique)
     with pytest.raises(BuildError, match=why):
         pull_cell_image(engine, registry, cell)
@@ -97,7 +97,7 @@ def test_an_image_without_this_cells_labels_is_refused_and_not_kept(engine, trac
 
 
 def test_the_right_image_from_the_right_registry_is_pulled(engine, tracked, registry, unique, tmp_path):
-    cell = _Cell(unique)
+    cell = FleetCell(unique)
     ref = _push_image(engine, tracked, registry, cell, {"io.gpumatrix.managed": "true",
                                                         "io.gpumatrix.cell": cell.id}, unique)
     pulled = pull_cell_image(engine, registry, cell)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_reliability_engine import PY_DOCKERFILE, PY_IMAGE, _cell, _tag_cells
+from tests.engine_helpers import PY_DOCKERFILE, PY_IMAGE, load_cells, tag_cells
 
 from gpumatrix import cli
 from gpumatrix.engine.client import MANAGED_LABEL, tar_context
@@ -56,9 +56,9 @@ def test_a_lone_surrogate_in_probe_output_does_not_end_the_run(engine, tracked, 
     (folder / "__init__.py").write_text("")
     (folder / "__main__.py").write_text(HOSTILE_PROBES)
     monkeypatch.setenv("GPUMATRIX_PROBES_DIR", str(folder))
-    matrix, cells = _cell(tmp_path, MATRIX)
+    matrix, cells = load_cells(tmp_path, MATRIX)
     results = tmp_path / "results"
-    tracked["images"] += list(_tag_cells(engine, python_image, matrix, cells, results))
+    tracked["images"] += list(tag_cells(engine, python_image, matrix, cells, results))
 
     summary = Runner(engine, matrix, ResultsDir(results), RunRequest(build=False)).run(cells)
 

@@ -15,7 +15,7 @@ from gpumatrix.report.formats import render_merged
 from gpumatrix.results.merge import merge_results
 from gpumatrix.results.store import ResultsDir
 
-from test_fleet import CPU, H100, H100_LABEL, MI300, probes_doc, result
+from tests.builders import CPU, H100, H100_LABEL, MI300, probes_doc, result
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
@@ -65,6 +65,7 @@ def test_html_is_self_contained_and_escaped():
     assert "matmul bf16: 612.4 TFLOP/s" in page and "reg:5000/gpumatrix/cu130@sha256:" in page
 
 
+@pytest.mark.slow  # starts a headless Chromium (3-5 s)
 def test_html_renders_in_headless_chromium(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(render_html(sample_merged(), title="gpumatrix fleet"), encoding="utf-8")
@@ -83,6 +84,7 @@ def test_html_renders_in_headless_chromium(tmp_path):
     assert 'aria-sort="' not in dom  # nothing sorted until asked
 
 
+@pytest.mark.slow  # starts a headless Chromium (3-5 s)
 def test_html_sorts_in_the_browser(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(render_html(sample_merged()), encoding="utf-8")
@@ -99,6 +101,7 @@ def test_html_sorts_in_the_browser(tmp_path):
     assert order[:3] == ["cu130-torch2.9.1", "cu130-torch2.15.0", "cu126-torch2.10.0"], order
 
 
+@pytest.mark.slow  # starts a headless Chromium (3-5 s)
 def test_a_script_error_is_caught_by_the_check(tmp_path):
     """The checks above would notice a broken script: the ready mark is missing and the error recorded."""
     broken = render_html(sample_merged()).replace('var table = document.getElementById("gm-table");',
@@ -133,6 +136,7 @@ def test_html_labels_the_host_type_group_and_shows_reasons_without_a_click():
     assert "0.012 TFLOP/s" in render_html(tiny) and "0.0 TFLOP/s" not in render_html(tiny)
 
 
+@pytest.mark.slow  # starts a headless Chromium (3-5 s)
 def test_html_filters_by_status_in_the_browser(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(render_html(sample_merged()), encoding="utf-8")
@@ -145,6 +149,7 @@ def test_html_filters_by_status_in_the_browser(tmp_path):
     assert "showing 5 of 5 cells" in dom and ' hidden=""' not in dom
 
 
+@pytest.mark.slow  # starts a headless Chromium (3-5 s)
 def test_a_hostile_page_still_works_in_the_browser(tmp_path):
     """Cell ids, host names and reasons that try to close the script, inject markup or reorder text."""
     evil = {**H100, "hostname": "h</script><script>document.body.remove()</script>",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from _wheels import make_wheel, pip_env
+from tests._wheels import make_wheel, pip_env
 from gpumatrix.config.matrix import expand_cells, parse_matrix
 from gpumatrix.engine.client import tar_context
 from gpumatrix.images.build import explain_build_failure, render_build_context

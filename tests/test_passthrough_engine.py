@@ -25,8 +25,8 @@ from gpumatrix.engine.client import MANAGED_LABEL, ContainerSpec, EngineOperatio
 from gpumatrix.errors import ConfigError
 from gpumatrix.host import GPU, HostInfo, discover_host
 from gpumatrix.run.passthrough import (
-    PassthroughUnavailable, all_gpus_slot, apply_passthrough, assign_slots, check_nvidia_modes,
-    explain_engine_error, gpu_slots, passthrough_options_for, resolve_nvidia_mode, with_nvidia_mode,
+    CDI_SETUP, RUNTIME_SETUP, TOOLKIT_INSTALL, PassthroughUnavailable, all_gpus_slot, amd_missing_kfd_hint,
+    apply_passthrough, assign_slots, check_nvidia_modes, explain_engine_error, gpu_slots, passthrough_options_for, resolve_nvidia_mode, with_nvidia_mode,
 )
 from gpumatrix.run.probe import probe_container_spec
 
@@ -157,7 +157,7 @@ def test_cdi_needs_docker_25_enabled_and_a_fresh_spec():
 def test_requested_mode_that_does_not_work_says_so():
     with pytest.raises(PassthroughUnavailable, match="nvidia_mode 'cdi' cannot work here"):
         resolve_nvidia_mode(nvidia_host(hook=True), "cdi")
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="unknown nvidia_mode 'docker'; choose one of auto, gpus, cdi, runtime"):
         resolve_nvidia_mode(nvidia_host(hook=True), "docker")
 
 
@@ -242,10 +242,20 @@ def test_slots_for_a_mixed_host():
 
 @pytest.mark.parametrize("entry", ENGINE_ERRORS, ids=lambda e: e["message"][:40])
 def test_recorded_engine_errors_are_explained(entry):
-    text = explain_engine_error(entry["message"], nvidia_host())
-    assert text is not None
-    assert entry["message"] in text  # the engine's words are kept
-    assert "fix:" in text or "modprobe amdgpu" in text or "amdgpu" in text
+    host = nvidia_host()
+    # each recorded error gets the fix for its own cause, not just any text
+    expected = {'could not select device driver "" ': f"fix: {TOOLKIT_INSTALL}",
+                'could not select device driver "nvidia"': f"fix: {TOOLKIT_INSTALL}",
+                'could not select device driver "cdi"': f"fix: {CDI_SETUP}",
+                "Unknown runtime specified nvidia": f"fix: {RUNTIME_SETUP}",
+                'custom device "/dev/kfd"': f"/dev/kfd does not exist on the engine's host. "
+                                             f"{amd_missing_kfd_hint(host)}",
+                'custom device "/dev/dri/renderD128"': "/dev/dri/renderD128 does not exist on the engine's host. "
+                                                       f"{amd_missing_kfd_hint(host)}"}
+    (want,) = [v for k, v in expected.items() if k in entry["message"]]
+    text = explain_engine_error(entry["message"], host)
+    assert want in text
+    assert text.endswith(f"engine said: {entry['message']}")  # the engine's words are kept
 
 
 def test_engine_error_translation_specifics():

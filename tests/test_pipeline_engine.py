@@ -195,11 +195,3 @@ def test_clean_removes_only_labelled_objects(engine, tracked, unique):
     unfiltered = cli.clean(dry_run=True)
     assert theirs not in unfiltered and f"user-{unique}" not in unfiltered
 
-
-def test_engine_unreachable_is_a_clear_error(monkeypatch, workdir):
-    from gpumatrix.errors import EngineUnavailable
-
-    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    with pytest.raises(EngineUnavailable) as info:
-        cli.run_matrix(RunRequest(matrix_path=str(workdir / "matrix.yaml"), results_path=str(workdir / "r2")), echo=lambda s: None)
-    assert info.value.exit_code == 3 and "DOCKER_HOST" in str(info.value)

@@ -39,6 +39,7 @@ def test_each_short_flag_means_one_thing_in_every_task():
     assert seen["f"] == "format" and seen["m"] == "matrix"
 
 
+@pytest.mark.slow  # one invoke process per task (4 s)
 def test_dash_h_is_help_in_every_task():
     for name in ("matrix", "build", "probe", "report", "merge", "list"):
         done = gpumatrix(name, "-h")
@@ -93,6 +94,7 @@ def test_readme_lists_the_exit_codes_of_the_code():
         assert re.search(rf"`{int(code)}`", section), f"README's exit codes lack {int(code)} ({code.name})"
 
 
+@pytest.mark.slow  # builds the wheel with pip (4 s)
 def test_wheel_carries_probes_templates_and_data_but_no_dev_tools(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(REPO)],
                    check=True, capture_output=True, timeout=300)

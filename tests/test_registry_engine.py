@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -24,63 +20,15 @@ from gpumatrix.engine.client import EngineOperationError, tar_context
 from gpumatrix.errors import BuildError
 from gpumatrix.images.registry import cell_ref, push_cell_image, registry_ref
 from gpumatrix.run.pull import pull_cell_image, resolve_pull_ref
+from tests.engine_helpers import FleetCell, free_port, start_registry, stop_registry
 
 pytestmark = pytest.mark.engine
 
-REGISTRY_BIN = shutil.which("docker-registry") or "/usr/bin/docker-registry"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_registry(folder: Path, extra: str = "") -> tuple[subprocess.Popen, str]:
-    if not os.access(REGISTRY_BIN, os.X_OK):
-        if os.environ.get("CI"):
-            pytest.fail("CI needs docker-registry (apt-get install docker-registry)")
-        pytest.skip("docker-registry is not installed (./dev installs it: apt-get install docker-registry)")
-    port = _free_port()
-    (folder / "storage").mkdir(parents=True, exist_ok=True)
-    config = folder / "config.yml"
-    config.write_text(f"version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n"
-                      f"    rootdirectory: {folder / 'storage'}\n  delete:\n    enabled: true\n"
-                      f"http:\n  addr: 127.0.0.1:{port}\n{extra}")
-    log = open(folder / "registry.log", "wb")
-    proc = subprocess.Popen([REGISTRY_BIN, "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1)
-            break
-        except urllib.error.HTTPError:  # 401 from an authenticating registry: it is up
-            break
-        except OSError:
-            if proc.poll() is not None:
-                pytest.fail(f"docker-registry exited: {(folder / 'registry.log').read_text()[-2000:]}")
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail(f"docker-registry did not answer on /v2/: {(folder / 'registry.log').read_text()[-2000:]}")
-    return proc, f"127.0.0.1:{port}"
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()  # by the pid we started, nothing else
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory):
-    proc, address = _start_registry(tmp_path_factory.mktemp("registry"))
+    proc, address = start_registry(tmp_path_factory.mktemp("registry"))
     yield address
-    _stop(proc)
+    stop_registry(proc)
 
 
 @pytest.fixture
@@ -94,17 +42,6 @@ def tiny_image(engine, tracked, unique):
     image_id = engine.build(tar_context({"Dockerfile": dockerfile}), tag, {}, {}, lambda line: None)
     tracked["images"].append(image_id)
     return {"tag": tag, "id": image_id, "repo_digests": [], "reused": False}
-
-
-class _Cell:
-    """The fields of a Cell the fleet helpers read."""
-
-    def __init__(self, unique: str):
-        self.id = f"fleettest-torch{unique}"
-        self.vendor = "cpu"
-        self.applicable = True
-        self.base = type("B", (), {"id": "fleettest"})()
-        self.torch = type("T", (), {"version": unique})()
 
 
 def test_push_remove_pull_by_digest_gives_the_same_image(engine, tracked, tiny_image, registry, unique):
@@ -130,7 +67,7 @@ def test_push_remove_pull_by_digest_gives_the_same_image(engine, tracked, tiny_i
 
 
 def test_push_errors_carry_the_reason(engine, tracked, tiny_image):
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     ref = f"127.0.0.1:{port}/gpumatrix/fleettest:nowhere"
     engine.tag(tiny_image["id"], ref)
     tracked["images"].append(ref)
@@ -141,7 +78,7 @@ def test_push_errors_carry_the_reason(engine, tracked, tiny_image):
 
 
 def test_fleet_push_then_probe_host_pulls_by_digest(engine, tracked, tiny_image, registry, unique, tmp_path):
-    cell = _Cell(unique)
+    cell = FleetCell(unique)
     lines: list[str] = []
     image = push_cell_image(engine, tiny_image, cell.base.id, cell.torch.version, registry, echo=lines.append)
     target = registry_ref(registry, tiny_image["tag"], "fleettest")
@@ -166,7 +103,7 @@ def test_fleet_push_then_probe_host_pulls_by_digest(engine, tracked, tiny_image,
         "vendor": "cpu", "variant": "cpu", "torch": unique, "python": "3.11", "status": "pass", "image": image}))
     assert resolve_pull_ref(engine, str(tmp_path / "build-results"), cell) == pushed
     # an image of another cell is refused
-    other = _Cell(unique + "x")
+    other = FleetCell(unique + "x")
     other.base = cell.base
     other.torch = cell.torch
     with pytest.raises(BuildError, match="was built for"):
@@ -174,7 +111,7 @@ def test_fleet_push_then_probe_host_pulls_by_digest(engine, tracked, tiny_image,
 
 
 def test_pull_of_an_unknown_cell_says_what_to_do(engine, registry, unique):
-    cell = _Cell(unique)
+    cell = FleetCell(unique)
     with pytest.raises(BuildError, match=r"no image of .* build and push it first"):
         pull_cell_image(engine, registry, cell)
 
@@ -198,7 +135,7 @@ def test_push_uses_docker_login_credentials(engine, tracked, tiny_image, tmp_pat
     if not hashed:
         pytest.skip("no bcrypt available (htpasswd tool or Python's crypt module)")
     (tmp_path / "htpasswd").write_text(f"u:{hashed}\n")
-    proc, address = _start_registry(tmp_path / "auth", extra=(
+    proc, address = start_registry(tmp_path / "auth", extra=(
         f"auth:\n  htpasswd:\n    realm: gpumatrix-test\n    path: {tmp_path / 'htpasswd'}\n"))
     try:
         ref = f"{address}/gpumatrix/fleettest:auth{unique}"
@@ -215,7 +152,7 @@ def test_push_uses_docker_login_credentials(engine, tracked, tiny_image, tmp_pat
         monkeypatch.setenv("DOCKER_CONFIG", str(login))
         assert engine.push(ref).startswith("sha256:")
     finally:
-        _stop(proc)
+        stop_registry(proc)
 
 
 # -- ready-made framework images (images: in matrix.yaml) -----------------------------------------------------

@@ -7,7 +7,6 @@ a small image with Debian's python3 built once per session. Nothing here needs t
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import signal
 import subprocess
@@ -21,21 +20,16 @@ from pathlib import Path
 import pytest
 
 from tools import devengine
-from gpumatrix.config.matrix import RunOptions, expand_cells, load_matrix
+from gpumatrix.config.matrix import RunOptions
 from gpumatrix.engine.client import MANAGED_LABEL, Engine, tar_context
 from gpumatrix.host import discover_host
 from gpumatrix.run.request import RunRequest
 from gpumatrix.run.pipeline import Runner
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.probe import parse_probe_output, probe_container_spec, run_probes
+from tests.engine_helpers import PY_DOCKERFILE, PY_IMAGE, load_cells, tag_cells
 
 pytestmark = [pytest.mark.engine]
-
-PY_DOCKERFILE = b"""FROM debian:bookworm-slim
-RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 >/dev/null \\
-    && rm -rf /var/lib/apt/lists/*
-"""
-PY_IMAGE = "gpumatrix/test-python:" + hashlib.sha256(PY_DOCKERFILE).hexdigest()[:12]
 
 FAKE_PROBES = textwrap.dedent('''\
     """A stand-in probe suite that misbehaves as GPUMATRIX_FAULT says."""
@@ -110,14 +104,8 @@ torch:
 """
 
 
-def _cell(tmp_path, text=MATRIX):
-    (tmp_path / "matrix.yaml").write_text(text)
-    matrix = load_matrix(tmp_path / "matrix.yaml")
-    return matrix, expand_cells(matrix).cells
-
-
 def _run_fault(engine, python_image, tmp_path, fault, **options):
-    matrix, cells = _cell(tmp_path)
+    matrix, cells = load_cells(tmp_path, MATRIX)
     cell = replace(cells[0], env=(("GPUMATRIX_FAULT", fault),))
     host = discover_host(engine.describe())
     spec = probe_container_spec(cell, python_image, host, replace(RunOptions(), **options))
@@ -163,7 +151,7 @@ def test_flood_is_bounded_in_memory(engine, python_image, fake_probes, tmp_path)
     from gpumatrix.run import probe as run
 
     cap = run.MAX_PROBE_OUTPUT
-    matrix, cells = _cell(tmp_path)
+    matrix, cells = load_cells(tmp_path, MATRIX)
     cell = replace(cells[0], env=(("GPUMATRIX_FAULT", "flood"),))
     spec = probe_container_spec(cell, python_image, discover_host(), RunOptions())
     outcome = engine.run(spec)
@@ -178,15 +166,6 @@ RUNNER = textwrap.dedent("""\
     from gpumatrix.run.request import RunRequest
     cli.run_matrix(RunRequest(matrix_path=sys.argv[1], results_path=sys.argv[2], build=False, resume=len(sys.argv) > 3))
 """)
-
-
-def _tag_cells(engine, python_image, matrix, cells, results):
-    """Probe-only runs use images already built; give the python image each cell's content tag."""
-    runner = Runner(engine, matrix, ResultsDir(results))
-    for cell in cells:
-        repo, tag = runner.recipe(cell).tag.rsplit(":", 1)
-        engine.api.tag(python_image, repo, tag)
-        yield f"{repo}:{tag}"
 
 
 SLOW_MATRIX = """\
@@ -218,9 +197,9 @@ def _probe_containers(engine, cell_prefix="cpu-", pid=None):
 
 
 def test_sigkill_then_resume(engine, python_image, fake_probes, tmp_path, tracked):
-    matrix, cells = _cell(tmp_path, SLOW_MATRIX)
+    matrix, cells = load_cells(tmp_path, SLOW_MATRIX)
     results = tmp_path / "results"
-    tracked["images"] += list(_tag_cells(engine, python_image, matrix, cells, results))
+    tracked["images"] += list(tag_cells(engine, python_image, matrix, cells, results))
     (tmp_path / "runner.py").write_text(RUNNER)
     log = open(tmp_path / "runner.log", "wb")
     proc = subprocess.Popen([sys.executable, str(tmp_path / "runner.py"), str(tmp_path / "matrix.yaml"), str(results)],
@@ -261,9 +240,9 @@ def test_sigkill_then_resume(engine, python_image, fake_probes, tmp_path, tracke
 
 
 def test_sigterm_removes_containers_and_records_the_cut(engine, python_image, fake_probes, tmp_path, tracked):
-    matrix, cells = _cell(tmp_path, SLOW_MATRIX.replace('"0"}', '"30"}', 1))  # every cell is slow
+    matrix, cells = load_cells(tmp_path, SLOW_MATRIX.replace('"0"}', '"30"}', 1))  # every cell is slow
     results = tmp_path / "results"
-    tracked["images"] += list(_tag_cells(engine, python_image, matrix, cells, results))
+    tracked["images"] += list(tag_cells(engine, python_image, matrix, cells, results))
     (tmp_path / "runner.py").write_text(RUNNER)
     proc = subprocess.Popen([sys.executable, str(tmp_path / "runner.py"), str(tmp_path / "matrix.yaml"), str(results)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
@@ -301,9 +280,9 @@ def second_engine(engine, python_image, monkeypatch):
 def test_engine_restart_mid_run_fails_only_the_cells_it_hit(second_engine, fake_probes, tmp_path, monkeypatch):
     other, url = second_engine
     monkeypatch.setenv("DOCKER_HOST", url)
-    matrix, cells = _cell(tmp_path, SLOW_MATRIX.replace('"0"}', '"20"}', 1).replace('"30"', '"0"'))
+    matrix, cells = load_cells(tmp_path, SLOW_MATRIX.replace('"0"}', '"20"}', 1).replace('"30"', '"0"'))
     results = tmp_path / "results"
-    list(_tag_cells(other, PY_IMAGE, matrix, cells, results))
+    list(tag_cells(other, PY_IMAGE, matrix, cells, results))
     pid = int((devengine.engine_dir() / "dockerd.pid").read_text())
 
     def restart_engine():  # cpu-a is the slow one (20 s): kill the engine while it runs

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from gpumatrix import cli
-from gpumatrix.errors import ResultsLocked, UsageError
+from gpumatrix.errors import ConfigError, ResultsLocked, UsageError
 from gpumatrix.knowledge.versions import version_key
 from gpumatrix.report.formats import render_results
 from gpumatrix.results.store import CellResult, ResultsDir
@@ -145,5 +145,6 @@ def test_list_shows_exclusions_and_na(tmp_path):
     assert data["excluded"][0]["line"] == 9
     only = cli.list_cells(str(tmp_path / "matrix.yaml"), only="cu*")
     assert "cpu-torch2.13.0" not in only
-    with pytest.raises(Exception, match="matches no cell"):
+    with pytest.raises(ConfigError, match="'nothing\\*' matches no cell; cells are: cpu-torch2.13.0, ") as err:
         cli.list_cells(str(tmp_path / "matrix.yaml"), only="nothing*")
+    assert err.value.exit_code == 2 and err.value.problems[0].path == "--only"

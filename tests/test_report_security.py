@@ -26,7 +26,7 @@ from gpumatrix.results.recommend import NoRecommendation, docker_run_line, recom
 from gpumatrix.results.status import STATUSES
 from gpumatrix.results.store import CellResult, InvalidResult, ResultsDir
 
-from test_fleet import H100, H100_LABEL, probes_doc, result
+from tests.builders import H100, H100_LABEL, probes_doc, result
 
 HOSTILE = ["\x1b[2J\x1b]0;pwned\x07", "\x00", "\x0c", "\ufffe", "\uffff", "\ud800", "\r", "\n<!--", "-->",
            "</script><script>alert(1)</script>", "]]>", "<![CDATA[", "|", "\\|", "**", "`", "[x](javascript:1)",

@@ -18,7 +18,7 @@ from gpumatrix.results.status import FAILING, RAN, STATUSES
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.knowledge.versions import at_least, version_key
 
-from test_fleet import H100, MI300, probes_doc, result
+from tests.builders import H100, MI300, probes_doc, result
 
 ROOTS = Path(__file__).parent / "fixtures" / "host" / "roots"
 PACKAGE = Path(cli.__file__).parent

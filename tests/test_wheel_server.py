@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from _wheels import make_wheel, pip_env, sha256
+from tests._wheels import make_wheel, pip_env, sha256
 from gpumatrix.errors import BuildError
 from gpumatrix.images.serve import WheelServer
 from gpumatrix.images.wheelhouse import ResolvedWheels, Wheel, Wheelhouse

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _wheels import IndexServer, make_wheel, pip_env, sha256
+from tests._wheels import IndexServer, make_wheel, pip_env, sha256
 from gpumatrix.errors import BuildError
 from gpumatrix.images.wheelhouse import Wheelhouse, cache_root, platform_tags, redact, request_for
 
@@ -82,6 +82,7 @@ def test_a_new_upstream_dependency_is_a_new_resolution(index, tmp_path):
     assert second.describe() != first.describe() and second.fetched_files == 1
 
 
+@pytest.mark.slow  # runs pip download three times (3 s)
 def test_truncated_wheel_is_detected_and_fetched_again(index, tmp_path):
     root = tmp_path / "cache"
     good = Wheelhouse(root, resolve_ttl_s=0).resolve(request())
@@ -110,6 +111,7 @@ def test_same_size_corruption_is_caught_on_use(index, tmp_path):
     assert index.hits(dep.name) == 2 and wh.verify(resolved) == []
 
 
+@pytest.mark.slow  # runs pip download three times (3 s)
 def test_local_wheel_rebuilt_under_the_same_name_is_picked_up(tmp_path, monkeypatch):
     pip_env(monkeypatch)  # no index at all: everything from the local folder
     src = tmp_path / "mine"

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from _wheels import IndexServer, make_wheel, pip_env
+from tests._wheels import IndexServer, make_wheel, pip_env
 from gpumatrix import cli
 from gpumatrix.run.request import RunRequest
 from gpumatrix.engine.client import ContainerSpec
