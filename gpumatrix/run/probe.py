@@ -141,7 +141,7 @@ def _shape_problem(doc: Mapping[str, Any]) -> str | None:
     for i, probe in enumerate(probes):
         if not isinstance(probe, dict) or not isinstance(probe.get("id"), str):
             return f"probe {i} has no id"
-        if probe.get("status") not in PROBE_STATUSES:
+        if not isinstance(probe.get("status"), str) or probe["status"] not in PROBE_STATUSES:
             return f"probe {probe['id'][:80]!r} has status {str(probe.get('status'))[:40]!r}"
         layer = probe.get("layer")
         if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= 6:
