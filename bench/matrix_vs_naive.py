@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 from gpumatrix.config.matrix import expand_cells, load_matrix  # noqa: E402
 from gpumatrix.engine.client import Engine, tar_context  # noqa: E402
 from gpumatrix.host import discover_host  # noqa: E402
-from gpumatrix.images.build import TEMPLATE_FOR_VENDOR, render_build_context  # noqa: E402
+from gpumatrix.images.build import TEMPLATE_FOR_VENDOR, ensure_base, render_build_context  # noqa: E402
 from gpumatrix.images.serve import WheelServer  # noqa: E402
 from gpumatrix.images.wheelhouse import Wheelhouse, platform_tags  # noqa: E402
 from gpumatrix.resources import templates_dir  # noqa: E402
@@ -97,16 +97,17 @@ def buildable_cells(matrix_path: Path):
 
 
 def reset_cold(engine: Engine, created: set[str], cache_dir: Path, naive_dir: Path) -> None:
-    """Remove the images this benchmark built (both sides) and both sides' wheel folders.
+    """Remove the images this benchmark built (both sides), any image under the tags gpumatrix will build,
+    and both sides' wheel folders.
 
     Only what it built: the engine may be shared, so nothing is pruned; removing an image removes its
     parent layers that no other image uses (layers another image shares, e.g. another user's Python
     layer on the same base, stay: then a "cold" run finds that layer cached)."""
     for img in engine.api.images(name="naive-bench"):
         created.add(img["Id"])
-    for image_id in sorted(created):
-        engine.remove_image(image_id)
-    created.clear()
+    for ref in sorted(created):
+        if engine.image_info(ref) is not None:
+            engine.remove_image(ref)
     shutil.rmtree(cache_dir, ignore_errors=True)
     shutil.rmtree(naive_dir, ignore_errors=True)
 
@@ -218,7 +219,12 @@ def main() -> int:
                                    "gpumatrix_warm": [], "gpumatrix_warm_reuse": []}
     print(f"{len(expand_cells(matrix).cells)} cells in {MATRIX.name}; {len(cells)} buildable CPU cells: "
           f"{', '.join(c.id for c in cells)}", flush=True)
-    created: set[str] = set()  # image ids this benchmark built, removed for a cold start
+    # The content-addressed tags gpumatrix will look for: an image that already carries one (built by an
+    # earlier run or test with the same wheels and base) would be reused, and the cold run would not be cold.
+    probe_house = Wheelhouse(work / "tag-probe", resolve_ttl_s=0)
+    gm_tags = {render_build_context(c, matrix, probe_house, ensure_base(engine, c.base.image)).tag for c in cells}
+    shutil.rmtree(work / "tag-probe", ignore_errors=True)
+    created: set[str] = set(gm_tags)  # images this benchmark built (ids) or will build (tags), removed when cold
     for i in range(args.cold_runs):
         reset_cold(engine, created, cache_dir, naive_dir)
         runs["naive_cold"].append(naive_loop(engine, matrix, cells, work, naive_port, naive_secret))
