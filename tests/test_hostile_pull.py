@@ -96,6 +96,17 @@ def test_an_image_without_this_cells_labels_is_refused_and_not_kept(engine, trac
     assert engine.image_info(ref) is None  # the refused image is not left on the host
 
 
+def test_an_image_shared_by_cells_of_one_base_is_accepted(engine, tracked, registry, unique):
+    """Two cells of one base with the same wheels share one image, labelled with the first cell's id."""
+    cell = FleetCell(unique)
+    sibling = f"{cell.base.id}-torch{unique}+cpu"  # e.g. the same torch given as a local wheel
+    ref = _push_image(engine, tracked, registry, cell, {"io.gpumatrix.managed": "true",
+                                                        "io.gpumatrix.cell": sibling}, unique)
+    pulled = pull_cell_image(engine, registry, cell)
+    tracked["images"].append(pulled["id"])
+    assert pulled["pulled"] == ref
+
+
 def test_the_right_image_from_the_right_registry_is_pulled(engine, tracked, registry, unique, tmp_path):
     cell = FleetCell(unique)
     ref = _push_image(engine, tracked, registry, cell, {"io.gpumatrix.managed": "true",

@@ -104,8 +104,10 @@ def _label_problem(labels: dict[str, str], cell: Any) -> str | None:
     built_for = labels.get(CELL_LABEL)
     if not built_for:
         return f"it has no {CELL_LABEL} label"
-    if built_for != cell.id:
-        return f"it was built for {built_for}, not {cell.id}"
+    if built_for != cell.id and not built_for.startswith(f"{cell.base.id}-torch"):
+        # Cells of one base that install the same wheel bytes share one image, labelled with the cell that
+        # built it first; an image of another base is never this cell's.
+        return f"it was built for {built_for}, not {cell.id} (nor another cell of base {cell.base.id})"
     return None
 
 
