@@ -25,13 +25,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from gpumatrix.config.matrix import Base, Cell, Matrix, RunOptions
+from gpumatrix.config.matrix import NVIDIA_MODES, Base, Cell, Matrix, RunOptions
 from gpumatrix.engine.client import ContainerSpec, DeviceRequestSpec
 from gpumatrix.errors import ConfigError, ExitCode, GpumatrixError, Problem
 from gpumatrix.host import GPU, HostInfo, device_gid
 from gpumatrix.knowledge.versions import release
 
-NVIDIA_MODES = ("auto", "gpus", "cdi", "runtime")
 # Preference for ``auto``: the device request is what the toolkit's own install guide checks
 # and survives driver upgrades; a CDI spec has to be regenerated after each one; the
 # legacy runtime is last (deprecated in favour of the other two).
