@@ -17,7 +17,7 @@ from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
 from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound, UsageError
 from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.report.commands import gate_results, merge_command, recommend_command, write_output
-from gpumatrix.report.formats import FORMATS, render_results
+from gpumatrix.report.formats import check_format, render_results
 from gpumatrix.results.merge import load_sources
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.passthrough import with_nvidia_mode
@@ -42,14 +42,9 @@ def _selected(matrix_path: str, only: str | None):
     return matrix, expansion, cells
 
 
-def _check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> None:
-    if fmt not in allowed:
-        raise UsageError("--format", f"unknown format {fmt!r}; choose one of {', '.join(allowed)}")
-
-
 def list_cells(matrix_path: str, only: str | None = None, fmt: str = "text") -> str:
     """The expanded cells, and why each excluded or not-applicable one is so."""
-    _check_format(fmt, ("text", "json", "gha"))
+    check_format(fmt, allowed=("text", "json", "gha"))
     matrix, expansion, cells = _selected(matrix_path, only)
     if fmt == "gha":  # one line, for $GITHUB_OUTPUT and strategy.matrix: ${{ fromJSON(...) }}
         return json.dumps(gha_matrix(cells), sort_keys=True) + "\n"
@@ -116,7 +111,7 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> st
     instead of building; ``baseline`` applies the regression gate to the cells of this run.
     """
     request = request.checked()
-    _check_format(request.fmt)
+    check_format(request.fmt)
     if request.resume:
         summary = ResultsDir(request.results_path).load_summary()
         if not summary.readable or summary.state == "unknown":
@@ -163,7 +158,7 @@ def _gated(table: str, baseline: str | None, results_path: str, cell_ids: Sequen
 def report(results_path: str, fmt: str = "text", only: str | None = None, baseline: str | None = None,
            output: str | None = None) -> str:
     """Render saved results (no engine needed), to ``output`` if given; with ``baseline``, apply the gate."""
-    _check_format(fmt)
+    check_format(fmt)
     results = ResultsDir(results_path)
     if not results.cells_dir.is_dir():
         raise UsageError("--results", f"no results in {results.path}; run 'gpumatrix matrix' first or pass "
@@ -257,7 +252,7 @@ def clean(dry_run: bool = False, only: str | None = None) -> str:
 def merge(sources: Sequence[str], fmt: str = "text", output: str | None = None,
           baseline: str | None = None) -> str:
     """Merge results folders of many hosts (folders, folders of folders, globs, merged/report JSON)."""
-    _check_format(fmt)
+    check_format(fmt)
     return merge_command(list(sources), fmt, output=output, baseline=baseline)
 
 

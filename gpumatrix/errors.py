@@ -65,16 +65,6 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-class UsageError(GpumatrixError):
-    """A flag or its value is invalid: one line that names the flag and what it takes."""
-
-    exit_code = ExitCode.USAGE
-
-    def __init__(self, flag: str, message: str):
-        self.flag = flag
-        super().__init__(f"{flag}: {message}")
-
-
 class ConfigError(GpumatrixError):
     """``matrix.yaml`` (or a flag) is invalid. Carries every problem found, not just the first."""
 
@@ -85,6 +75,20 @@ class ConfigError(GpumatrixError):
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in the matrix; nothing was built:"
         super().__init__("\n".join([head] + [f"  {p}" for p in self.problems]))
+
+
+class UsageError(ConfigError):
+    """A flag or its value is invalid: one line that names the flag and what it takes.
+
+    A :class:`ConfigError` of the invocation (one problem, the flag as its place), printed as one line.
+    """
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, flag: str, message: str):
+        self.flag = flag
+        self.problems = [Problem(flag, None, message)]
+        GpumatrixError.__init__(self, f"{flag}: {message}")
 
 
 class EngineUnavailable(GpumatrixError):

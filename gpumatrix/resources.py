@@ -28,8 +28,3 @@ def probes_dir() -> Path:
 def templates_dir() -> Path:
     """The Dockerfile templates and install scripts (the repository's ``images/``)."""
     return Path(os.environ.get("GPUMATRIX_IMAGES_DIR") or _package_dir("gpumatrix.templates"))
-
-
-def data_text(name: str) -> str:
-    """The text of ``gpumatrix/data/<name>``."""
-    return resources.files("gpumatrix").joinpath("data").joinpath(name).read_text(encoding="utf-8")

@@ -10,9 +10,6 @@ from gpumatrix.probes.model import FAILING_STATUSES
 
 from .vocabulary import FACTS
 
-# The probe suite owns its status vocabulary (it runs standalone); read it from there.
-FAILED_STATUSES = FAILING_STATUSES
-
 
 def _variant_versions(variant: str) -> dict[str, str]:
     """``cu128`` -> image_cuda 12.8, ``rocm6.2`` -> image_rocm 6.2, ``cpu`` -> nothing."""
@@ -95,7 +92,7 @@ def facts_from_cell_result(document: Mapping[str, Any], extra: Mapping[str, Any]
         facts["container_device_nodes"] = [str(n) for n in nodes]
     failures = [
         {k: p.get(k) for k in ("id", "layer", "status", "message")}
-        for p in probes.get("probes") or [] if isinstance(p, Mapping) and p.get("status") in FAILED_STATUSES]
+        for p in probes.get("probes") or [] if isinstance(p, Mapping) and p.get("status") in FAILING_STATUSES]
     if failures:
         facts["probe_failures"] = failures
 

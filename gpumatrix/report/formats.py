@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from gpumatrix.errors import ConfigError, Problem
+from gpumatrix.errors import UsageError
 from gpumatrix.report.html import render_html
 from gpumatrix.report.junit import render_junit
 from gpumatrix.report.table import Table, build_table, render_markdown, render_text
@@ -60,10 +60,10 @@ RENDERERS: Mapping[str, Callable[[Table], str]] = {
 FORMATS = tuple(RENDERERS)
 
 
-def check_format(fmt: str, flag: str = "--format") -> None:
-    """A :class:`ConfigError` (exit code 2) naming the formats when ``fmt`` is not one of them."""
-    if fmt not in RENDERERS:
-        raise ConfigError([Problem(flag, None, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")])
+def check_format(fmt: str, flag: str = "--format", allowed: Sequence[str] = FORMATS) -> None:
+    """A one-line :class:`UsageError` (exit code 2) naming the formats when ``fmt`` is not one of ``allowed``."""
+    if fmt not in allowed:
+        raise UsageError(flag, f"unknown format {fmt!r}; choose one of {', '.join(allowed)}")
 
 
 def render_merged(merged: Merged, fmt: str = "text", title: str | None = "gpumatrix fleet compatibility") -> str:

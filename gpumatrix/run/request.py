@@ -69,7 +69,7 @@ class RunRequest:
 # (How many jobs, and how the table is printed, may differ between the run and its resume.)
 REMEMBERED = ("matrix_path", "only", "shard", "build", "probe", "force", "rebuild", "quick", "perf",
               "reuse_probes", "compile_cache", "push", "pull_from", "nvidia_mode")
-FLAG_OF = {"matrix_path": "--matrix", "pull_from": "--from", "no_perf": "--no-perf"}
+FLAG_OF = {"matrix_path": "--matrix", "pull_from": "--from", "perf": "--no-perf", "compile_cache": "--no-compile-cache"}
 
 
 def remembered(request: RunRequest) -> dict[str, Any]:
