@@ -139,7 +139,7 @@ class RichProgress(Progress):
     def _print(self, line: str) -> None:
         from rich.text import Text
 
-        self._console.print(Text(line))
+        self._console.print(Text(line), soft_wrap=True)  # a long path stays one line
 
     def _show(self, cell_id: str, activity: str) -> None:
         task = self._tasks.get(cell_id)
