@@ -70,8 +70,10 @@ def test_docs_show_the_recorded_figures():
         assert f"| {batch} | " in docs and f"{figures['before']}/{n}" in docs and f"{figures['after']}/{n}" in docs
 
 
-def test_no_rule_cites_a_held_out_case():
+def test_no_rule_or_rule_case_cites_a_held_out_case():
     from gpumatrix.diagnose import load_rules
+    from rule_cases import RULE_CASES
 
     held_out = {case.source for sides in ALL.values() for case in sides["holdout"]}
     assert [r.id for r in load_rules().rules if r.source in held_out] == []
+    assert [c.rule for c in RULE_CASES if c.source in held_out] == []  # a rule's test case is tuning text too
