@@ -289,11 +289,19 @@ def parse_docker(lines: list[str]) -> Facts:
 
 # ---------------------------------------------------------------- pip
 
-_PIP_NO_MATCH = re.compile(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9_.\-]{0,80})"
+# pip says both "Could not find a version that satisfies the requirement R" and "No matching
+# distribution found for R"; a pasted log often keeps only one of them.
+_PIP_NO_MATCH = re.compile(r"(?:No matching distribution found for|satisfies the requirement) "
+                           r"([A-Za-z0-9][A-Za-z0-9_.\-]{0,80})"
                            r"(?:\[[^\]]{0,80}\])? ?(?:(===|==|>=|<=|~=|!=|>|<) ?([A-Za-z0-9_.+!*\-]{1,60}))?")
-_PIP_FROM_VERSIONS = re.compile(r"satisfies the requirement [^ ]{1,200} ?\(from versions: ([^)]{0,4000})\)")
+# "(from versions: ...)" may follow pip's note on where the requirement came from, e.g.
+# "(from -r requirements.txt (line 4))".
+_PIP_FROM_VERSIONS = re.compile(r"satisfies the requirement [^ ]{1,200} ?"
+                                r"(?:\(from (?!versions)[^()]{0,200}(?:\([^()]{0,40}\))?[^()]{0,40}\) ?)?"
+                                r"\(from versions: ([^)]{0,4000})\)")
 _PIP_INDEXES = re.compile(r"Looking in (?:indexes|links): (.{1,1000})$")
 _PIP_MARKER = re.compile(r"Retrying \(Retry\(|pip\._vendor|Could not fetch URL|No matching distribution|"
+                         r"Could not find a version that satisfies|"
                          r"Looking in (?:indexes|links)|ERROR: Exception:|Could not install packages")
 _PIP_NETWORK = re.compile(
     r"Failed to establish a new connection|Temporary failure in name resolution|Network is unreachable|"
@@ -451,9 +459,11 @@ TRIGGERS: dict[Callable[[list[str]], Facts], tuple[str, ...]] = {
                       "amdgpu not found", "driver not initialized", "unable to detect any gpu"),
     parse_docker: ("runtimes:", "custom device"),
     parse_pip: ("retrying (retry(", "pip._vendor", "could not fetch url", "no matching distribution",
+                "could not find a version that satisfies",
                 "looking in", "error: exception:", "could not install packages"),
     parse_apt: ("temporary failure resolving", "could not resolve", "could not connect", "unable to connect",
-                "failed to fetch", "unable to locate package", "installation candidate", "select candidate"),
+                "failed to fetch", "unable to locate package", "installation candidate", "select candidate",
+                "no_pubkey", "expkeysig", "is not signed", "gpg error"),
 }
 
 

@@ -311,6 +311,12 @@ ERROR: Could not find a version that satisfies the requirement torch==1.8.1 (fro
 ERROR: No matching distribution found for torch==1.8.1
 """
 
+# https://github.com/pytorch/TensorRT/issues/1151 (the log ends before "No matching distribution found")
+PIP_FROM_REQUIREMENTS_FILE = """\
+Looking in indexes: https://pypi.org/simple, https://download.pytorch.org/whl/cu113
+ERROR: Could not find a version that satisfies the requirement torch==1.11.0+cu113 (from -r requirements.txt (line 4)) (from versions: 0.1.7.post2, 1.9.0, 1.9.0+cpu, 1.9.0+cu102, 1.9.0+cu111, 1.9.0+rocm4.0.1)
+"""
+
 
 def test_pip_index_unreachable_names_the_index():
     facts = parse_pip(lines(PIP_UNREACHABLE))
@@ -330,6 +336,16 @@ def test_pip_version_that_the_index_does_not_offer():
     assert result.cause == "package_unavailable" and result.rule == "facts-pip-version-missing"
     assert "torch 1.8.1 is not offered" in result.evidence and "2.8.0" in result.evidence
 
+
+def test_pip_requirement_from_the_first_error_line_alone():
+    facts = parse_pip(lines(PIP_FROM_REQUIREMENTS_FILE))
+    assert facts["pip_requirement"] == "torch==1.11.0+cu113"
+    assert facts["pip_indexes"] == ["https://pypi.org/simple", "https://download.pytorch.org/whl/cu113"]
+    assert facts["pip_failure"] in {"no_wheel", "version_missing", "variant_missing", "python_missing"}
+    assert diagnose(PIP_FROM_REQUIREMENTS_FILE).cause == "package_unavailable"
+    # "(from versions: ...)" is read after pip's note on where the requirement came from
+    assert parse_pip(lines(PIP_FROM_REQUIREMENTS_FILE.replace("torch==1.11.0+cu113", "torch==1.10.5")))[
+        "pip_detail"].startswith("torch 1.10.5 is not offered here")
 
 def test_pip_variant_a_release_does_not_have_uses_the_release_data():
     # constructed: the message of https://github.com/trungpx/xmdpt/issues/2 for a release the data knows
@@ -414,6 +430,7 @@ def _parse_time(text: str) -> float:
     "PyTorch version: " + "9" * 300 + "\n",
     "| NVIDIA-SMI 1.1 Driver Version: " + "1." * 200 + "\n",
     "ERROR: Could not find a version that satisfies the requirement torch (from versions: " + "1.0, " * 700 + "\n",
+    "ERROR: Could not find a version that satisfies the requirement torch (from -r " + "a(" * 150 + "\n",
     "Failed to fetch http://" + "a" * 90 + "/" + "x" * 290 + "   \n",
     "GPU[0] : gfx" + "9" * 4000 + "\n",
 ])
