@@ -416,6 +416,12 @@ _APT_UNREACHABLE = re.compile(r"Temporary failure resolving '([^']{1,100})'|Coul
                               r"Could not connect to ([A-Za-z0-9.\-]{1,100})|Unable to connect to "
                               r"([A-Za-z0-9.\-]{1,100})|Failed to fetch https?://([A-Za-z0-9.\-]{1,100})[^ ]{0,300}"
                               r"\s{1,4}(?:Could not|Connection|Temporary)")
+# A repository apt refuses because no key in the image verifies it. The host is on the line of the
+# message, or (NO_PUBKEY on its own line) on the "Err:N URL" line before it.
+_APT_UNTRUSTED = re.compile(r"GPG error: https?://([A-Za-z0-9.\-]{1,100})|"
+                            r"The repository '[a-z]{2,8}://([A-Za-z0-9.\-]{1,100})[^']{0,300}' is not signed")
+_APT_KEY_MISSING = re.compile(r"NO_PUBKEY [0-9A-Fa-f]{8,40}|EXPKEYSIG [0-9A-Fa-f]{8,40}")
+_APT_ERR_HOST = re.compile(r"^\s{0,8}(?:Err|Ign|Get|Hit):\d{1,4} https?://([A-Za-z0-9.\-]{1,100})")
 _APT_MISSING = re.compile(r"E: Unable to locate package ([^\s]{1,100})|E: Package '([^']{1,100})' has no "
                           r"installation candidate|E: Version '[^']{1,60}' for '([^']{1,100})' was not found|"
                           r"Can't select candidate version from package ([^\s]{1,100}) as it has no candidate")
@@ -424,11 +430,21 @@ _APT_MISSING = re.compile(r"E: Unable to locate package ([^\s]{1,100})|E: Packag
 def parse_apt(lines: list[str]) -> Facts:
     """apt-get's failures -> facts."""
     host = None
+    untrusted = None
+    last_repo = None
     missing: list[str] = []
     for line in lines:
         unreachable = _APT_UNREACHABLE.search(line)
         if unreachable and host is None:
             host = next(g for g in unreachable.groups() if g)
+        repo = _APT_ERR_HOST.search(line)
+        if repo:
+            last_repo = repo.group(1)
+        refused = _APT_UNTRUSTED.search(line)
+        if refused and untrusted is None:
+            untrusted = next(g for g in refused.groups() if g)
+        elif untrusted is None and _APT_KEY_MISSING.search(line):
+            untrusted = last_repo or "an apt repository"
         found = _APT_MISSING.search(line)
         if found:
             package = next(g for g in found.groups() if g)
@@ -437,6 +453,8 @@ def parse_apt(lines: list[str]) -> Facts:
     facts: Facts = {}
     if host:
         facts["apt_unreachable_host"] = host
+    if untrusted:
+        facts["apt_untrusted_host"] = untrusted
     if missing:
         facts["apt_missing_packages"] = missing
     if facts:

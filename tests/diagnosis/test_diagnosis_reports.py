@@ -384,6 +384,24 @@ def test_apt_network_failure_beats_the_missing_package_it_causes():
     assert result.cause == "index_unreachable" and "deb.debian.org" in result.evidence
 
 
+# https://github.com/iot-salzburg/gpu-jupyter/issues/78
+APT_KEY = (
+    "W: GPG error: https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2004/x86_64  InRelease: The "
+    "following signatures couldn't be verified because the public key is not available: NO_PUBKEY A4B469963BF863CC\n"
+)
+
+
+def test_apt_repository_without_its_key():
+    assert parse_apt(lines(APT_KEY)) == {"apt_untrusted_host": "developer.download.nvidia.com",
+                                         "report_kinds": ["apt"]}
+    # apt's two-line form (as in APT_UNREACHABLE above): the host is on the Err line
+    two_lines = ("Err:1 https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2004/x86_64  InRelease\n"
+                 "  The following signatures couldn't be verified because the public key is not available: "
+                 "NO_PUBKEY A4B469963BF863CC\n")
+    assert parse_apt(lines(two_lines))["apt_untrusted_host"] == "developer.download.nvidia.com"
+    assert parse_apt(lines("NO_PUBKEY A4B469963BF863CC\n"))["apt_untrusted_host"] == "an apt repository"
+
+
 def test_apt_missing_package():
     result = diagnose(APT_MISSING)
     assert result.cause == "package_unavailable" and "nvidia-docker2" in result.evidence
