@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""gpumatrix's own overhead in a warm ``--reuse-probes`` run of the benchmark matrix, and where it goes.
+
+With ``--reuse-probes`` and nothing changed, no probe container runs (each reused cell records
+``probe_s`` 0), so the run's wall time *is* gpumatrix's own overhead as ``matrix_vs_naive.py`` defines
+it (wall time minus the probe containers' time). This script:
+
+1. prepares the benchmark matrix as ``matrix_vs_naive.py`` does (a copy in ``--work`` with its local
+   wheel beside it), and runs ``gpumatrix matrix --jobs N --reuse-probes`` on it once to warm up (this
+   builds and probes on a cold ``--work``: minutes);
+2. times ``--runs`` more runs of ``python -m gpumatrix matrix … --reuse-probes`` (median, min-max);
+3. prints what one such run imports (``python -X importtime``, modules by cumulative time);
+4. profiles one run in-process with cProfile, every thread included (cell threads and the wheel
+   server are merged into one table), and prints the top functions by cumulative and own time and
+   the engine round trips (HTTP requests) it made.
+
+Usage (needs an engine: ``eval "$(./dev engine)"`` first)::
+
+    .venv/bin/python bench/overhead.py --work /tmp/gpumatrix-overhead --no-torch-index
+
+``--src DIR`` runs another copy of the package (e.g. ``git archive main | tar -x -C DIR``) with the
+same interpreter, to compare before and after side by side in one go. The wheelhouse (``--work``/cache)
+is shared, so within ``GPUMATRIX_RESOLVE_TTL_S`` neither side asks pip again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(work: Path, src: Path | None) -> dict[str, str]:
+    env = dict(os.environ, GPUMATRIX_CACHE_DIR=str(work / "cache"))
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def _argv(work: Path, matrix: Path, jobs: int) -> list[str]:
+    return ["matrix", "--matrix", str(matrix), "--results", str(work / "results"), "--jobs", str(jobs),
+            "--reuse-probes"]
+
+
+def prepare(work: Path, no_torch_index: bool) -> Path:
+    sys.path.insert(0, str(ROOT / "bench"))
+    sys.path.insert(0, str(ROOT))
+    import matrix_vs_naive as bench  # the benchmark's own set-up: same matrix, same local wheel
+
+    from gpumatrix.engine.client import Engine
+
+    engine = Engine.connect()
+    try:
+        bench.ensure_tools_base(engine)
+    finally:
+        engine.close()
+    work.mkdir(parents=True, exist_ok=True)
+    return bench.prepare_matrix(work, no_torch_index)
+
+
+def timed_runs(work: Path, matrix: Path, jobs: int, runs: int, src: Path | None) -> list[float]:
+    out = []
+    for _ in range(runs):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "gpumatrix", *_argv(work, matrix, jobs)], cwd=work,
+                              env=_env(work, src), capture_output=True, text=True)
+        out.append(time.monotonic() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"gpumatrix failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        if "probing" in done.stderr:
+            raise SystemExit("a probe container ran: the run was not warm\n" + done.stderr[-3000:])
+    return out
+
+
+_IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)$")
+
+
+def import_times(work: Path, matrix: Path, jobs: int, src: Path | None, top: int) -> tuple[float, list[str]]:
+    """Total import time of one warm run, and its ``top`` top-level-ish imports by cumulative time."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "gpumatrix", *_argv(work, matrix, jobs)],
+                          cwd=work, env=_env(work, src), capture_output=True, text=True)
+    rows = []
+    for line in done.stderr.splitlines():
+        m = _IMPORT_LINE.match(line)
+        if m:
+            rows.append((int(m.group(2)), len(m.group(3)), m.group(4)))
+    total = sum(us for us, depth, _ in rows if depth == 1)  # top-level imports hold all nested ones
+    wanted = ("gpumatrix", "docker", "requests", "urllib3", "jinja2", "jsonschema", "tabulate", "torch", "yaml",
+              "invoke", "platformdirs", "packaging")
+    shown = sorted((r for r in rows if r[2].split(".")[0] in wanted), reverse=True)[:top]
+    return total / 1e6, [f"{us / 1000:8.1f} ms  {name}" for us, _, name in shown]
+
+
+def profile_child(work: Path, matrix: Path, jobs: int, top: int) -> None:
+    """In this process: run gpumatrix once under cProfile, every thread profiled, and print the tables."""
+    profiles: list[cProfile.Profile] = []
+    original_run = threading.Thread.run
+
+    def profiled_run(self: threading.Thread) -> None:
+        p = cProfile.Profile()
+        p.enable()
+        try:
+            original_run(self)
+        finally:
+            p.disable()
+            profiles.append(p)
+
+    threading.Thread.run = profiled_run  # type: ignore[method-assign]
+    main = cProfile.Profile()
+    started = time.monotonic()
+    main.enable()
+    try:
+        from gpumatrix.program import program
+
+        program.run(["gpumatrix", *_argv(work, matrix, jobs)], exit=False)
+    finally:
+        main.disable()
+    wall = time.monotonic() - started
+    time.sleep(0.2)  # let the daemon threads' finally blocks record their profiles
+    buf = io.StringIO()
+    stats = pstats.Stats(main, stream=buf)
+    for p in list(profiles):
+        stats.add(p)
+    print(f"\nwall time under the profiler: {wall:.3f} s (threads merged: cumulative times overlap)")
+    stats.sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(top)
+    print(_strip(buf.getvalue()))
+    counts = {}
+    for (filename, _, name), row in stats.stats.items():  # type: ignore[attr-defined]
+        if (filename.endswith("requests/sessions.py") and name == "request") or (
+                filename.endswith("subprocess.py") and name == "__init__") or (
+                filename.endswith("yaml/__init__.py") and name in ("load", "safe_load")) or (
+                "jsonschema" in filename and name == "iter_errors") or (
+                "gpumatrix" in filename and name in ("_hash_file", "_run_pip", "image_info", "load_matrix")):
+            counts[f"{Path(filename).parent.name}/{Path(filename).name}:{name}"] = (row[1], row[3])
+    print("calls of interest (calls, cumulative s):")
+    for key, (n, cum) in sorted(counts.items()):
+        print(f"  {n:5d}  {cum:7.3f}  {key}")
+
+
+def _strip(text: str) -> str:
+    return "\n".join(line.replace(str(ROOT) + "/", "").replace(sys.prefix + "/", "")[:160]
+                     for line in text.splitlines())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", default="/tmp/gpumatrix-overhead", help="folder for the matrix copy, its "
+                    "wheel, results and wheelhouse (kept between invocations: a second one is warm at once)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=5, help="timed warm runs (median, min-max)")
+    ap.add_argument("--top", type=int, default=30, help="rows of each table")
+    ap.add_argument("--src", help="a copy of the repository whose gpumatrix/ to run instead (before/after)")
+    ap.add_argument("--no-torch-index", action="store_true",
+                    help="index_url: null in the matrix copy (hosts without download.pytorch.org)")
+    ap.add_argument("--no-profile", action="store_true", help="only the timed runs and the import times")
+    ap.add_argument("--profile-child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    work = Path(args.work).resolve()
+    src = Path(args.src).resolve() if args.src else None
+    matrix = work / "matrix-bench.yaml"
+    if args.profile_child:
+        profile_child(work, matrix, args.jobs, args.top)
+        return 0
+
+    matrix = prepare(work, args.no_torch_index)
+    timed_runs(work, matrix, args.jobs, 1, src)  # warm-up (builds and probes when --work is cold)
+    times = timed_runs(work, matrix, args.jobs, args.runs, src)
+    imports_s, imports = import_times(work, matrix, args.jobs, src, args.top)
+    label = f" ({src})" if src else ""
+    print(f"warm --reuse-probes run of {matrix.name}, jobs={args.jobs}{label}: median {statistics.median(times):.3f} s "
+          f"(min {min(times):.3f}, max {max(times):.3f}, {len(times)} runs); no probe container ran, so this is "
+          f"gpumatrix's own overhead")
+    print(f"imports in one such run: {imports_s:.3f} s (python -X importtime); the largest:")
+    print("\n".join(imports))
+    if not args.no_profile:
+        sys.stdout.flush()
+        subprocess.run([sys.executable, __file__, "--profile-child", "--work", str(work), "--jobs", str(args.jobs),
+                        "--top", str(args.top)], cwd=work, env=_env(work, src), check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
