@@ -131,3 +131,15 @@ def test_non_package_files_in_the_folder_are_not_served(house):
             status, body = get(server, base.removeprefix(server.base_url) + name)
             assert status == 404 and b"TOP-SECRET" not in body, name
         assert b"TOP-SECRET" not in page
+
+
+def test_the_socket_opens_at_the_first_publish_only(house):
+    """A run whose images all exist publishes nothing: it opens no port and has no thread to stop."""
+    wh, good, _ = house
+    with WheelServer(wh) as server:
+        assert server._server is None
+        server.publish(ResolvedWheels("k", (wheel(good),)))
+        assert server._server is not None
+    assert server._server is None
+    with pytest.raises(AssertionError):
+        server.base_url  # noqa: B018 - outside the with, nothing is served

@@ -99,6 +99,8 @@ class WheelServer:
     """``with WheelServer(wheelhouse) as server: url = server.publish(resolved)``.
 
     ``url`` is the find-links page of exactly ``resolved``'s wheels; it works until the ``with`` ends.
+    The socket opens at the first :meth:`publish` (or :attr:`base_url`), not on entry: a run whose
+    images all exist already never opens it, and never waits for its thread to stop.
     """
 
     def __init__(self, wheelhouse: Wheelhouse, port: int = 0):
@@ -111,24 +113,35 @@ class WheelServer:
         self._lock = threading.Lock()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._entered = False
 
     def __enter__(self) -> "WheelServer":
-        handler = type("Handler", (_Handler,), {"owner": self})
-        self._server = _Server(("127.0.0.1", self.port), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="gpumatrix-wheels", daemon=True)
-        self._thread.start()
+        self._entered = True
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        with self._lock:
+            self._entered = False
+            server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def _started(self) -> _Server:
+        with self._lock:
+            assert self._entered, "server not started: use it inside 'with WheelServer(...)'"
+            if self._server is None:
+                handler = type("Handler", (_Handler,), {"owner": self})
+                self._server = _Server(("127.0.0.1", self.port), handler)
+                # A short poll: shutdown() waits for the loop to notice, up to one interval.
+                self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                                name="gpumatrix-wheels", daemon=True)
+                self._thread.start()
+            return self._server
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self._started().server_address[1]}"
 
     def publish(self, resolved: ResolvedWheels) -> str:
         """Make ``resolved``'s wheels fetchable, after re-hashing them (a corrupted one is fetched again);
