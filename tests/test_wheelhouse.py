@@ -6,11 +6,13 @@ from __future__ import annotations
 import base64
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from tests._wheels import IndexServer, make_wheel, pip_env, sha256
+import gpumatrix.images.wheelhouse as wheelhouse
 from gpumatrix.errors import BuildError
 from gpumatrix.images.wheelhouse import Wheelhouse, cache_root, platform_tags, redact, request_for
 
@@ -234,3 +236,41 @@ def test_new_and_corrupted_wheels_in_one_resolution(index, tmp_path):
     again = Wheelhouse(root, resolve_ttl_s=0).resolve(request())
     assert sha256(dep) == original and len(again.wheels) == 2
     assert again.fetched_files == 2 and index.hits(dep.name) == 2
+
+
+def _new_process(monkeypatch):
+    """What a new run sees: no hash remembered in memory."""
+    monkeypatch.setattr(wheelhouse, "_sha_cache", {})
+
+
+def test_a_local_wheels_hash_is_remembered_across_runs_while_the_file_is_unchanged(tmp_path, monkeypatch):
+    wheel = make_wheel(tmp_path / "mine", "torch", "9.9.9+cpu", payload="one")
+    house = Wheelhouse(tmp_path / "cache")
+    monkeypatch.setattr(wheelhouse, "SETTLED_S", 0.02)
+    time.sleep(0.05)  # the file is older than SETTLED_S: its hash may be remembered
+    first = house.source_sha256(wheel)
+    assert first == sha256(wheel) and len(list((tmp_path / "cache" / "sources").iterdir())) == 1
+    _new_process(monkeypatch)
+    hashed = []
+    real_hash = wheelhouse._hash_stream
+    monkeypatch.setattr(wheelhouse, "_hash_stream", lambda f: hashed.append(f) or "not read")
+    assert Wheelhouse(tmp_path / "cache").source_sha256(wheel) == first and hashed == []  # the record stands
+
+    # Rebuilt under the same name, same size, its mtime set back: its ctime moved, so it is read again.
+    st = wheel.stat()
+    data = bytearray(wheel.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    wheel.write_bytes(bytes(data))
+    os.utime(wheel, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert wheel.stat().st_size == st.st_size and wheel.stat().st_mtime_ns == st.st_mtime_ns
+    _new_process(monkeypatch)
+    monkeypatch.setattr(wheelhouse, "_hash_stream", real_hash)
+    again = Wheelhouse(tmp_path / "cache").source_sha256(wheel)
+    assert again == sha256(wheel) != first
+
+
+def test_a_file_changed_just_now_is_hashed_but_not_remembered(tmp_path, monkeypatch):
+    """Within SETTLED_S of its last change a file may change again in the same timestamp tick, unseen."""
+    wheel = make_wheel(tmp_path / "mine", "torch", "9.9.9+cpu", payload="one")
+    assert Wheelhouse(tmp_path / "cache").source_sha256(wheel) == sha256(wheel)
+    assert not (tmp_path / "cache" / "sources").exists()

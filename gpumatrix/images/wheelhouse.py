@@ -30,7 +30,7 @@ import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import IO, Callable, Iterator, Sequence
 
 import platformdirs
 
@@ -103,12 +103,13 @@ class WheelRequest:
             args += ["--cert", self.ca_bundle]
         return args + ["--no-input", "--progress-bar", progress_bar, "--disable-pip-version-check", self.requirement]
 
-    def key(self) -> str:
-        """Identifies a resolution on this host (the local wheel's bytes count, not just its path)."""
+    def key(self, sha256: Callable[[Path], str] | None = None) -> str:
+        """Identifies a resolution on this host (the local wheel's bytes count, not just its path;
+        ``sha256`` hashes it, :func:`file_sha256` unless given)."""
         local = Path(self.requirement)
         fields = {"req": self.requirement, "py": self.python, "idx": list(self.extra_index_urls),
                   "links": list(self.find_links), "ca": self.ca_bundle, "arch": self.arch,
-                  "local": file_sha256(local) if local.is_absolute() and local.is_file() else None}
+                  "local": (sha256 or file_sha256)(local) if local.is_absolute() and local.is_file() else None}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -157,23 +158,69 @@ class ResolvedWheels:
                 "files": len(self.wheels), "fetched_files": self.fetched_files}
 
 
-_sha_cache: dict[tuple[str, int, int], str] = {}
+_sha_cache: dict[tuple[object, ...], str] = {}
+_sha_locks: dict[str, threading.Lock] = {}
+_sha_locks_guard = threading.Lock()
+# A file changed less than this long before it is hashed may change again within the same timestamp tick,
+# unseen by its stat: its hash is not remembered across runs (git's "racily clean" entries, the same way).
+SETTLED_S = 2.0
 
 
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, cached by (path, size, mtime) for the life of the process."""
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    if key not in _sha_cache:
-        _sha_cache[key] = _hash_file(path)
-    return _sha_cache[key]
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What changes whenever a file's bytes do: its device, inode, size, mtime and ctime. ctime cannot be set
+    by a program (``touch -r``, ``cp -p`` and ``rsync -a`` set mtime, not ctime); a write, a rename onto
+    the path or a chmod moves it. git's index trusts the same fields."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def file_sha256(path: Path, records: Path | None = None) -> str:
+    """sha256 of a file, hashed once per process while it is unchanged (:func:`_identity`); a second
+    thread asking for the same file waits for the first's hash.
+
+    With ``records`` (a folder), the hash is also remembered across runs, and trusted while the file
+    has the same identity: a warm run does not read a 3 GB local wheel again to know it is the same."""
+    path = Path(os.path.abspath(path))
+    with _sha_locks_guard:
+        lock = _sha_locks.setdefault(str(path), threading.Lock())
+    with lock, open(path, "rb") as f:  # stat the open file: on NFS, open() revalidates the attributes
+        st = os.fstat(f.fileno())
+        ident = _identity(st)
+        key = (str(path), *ident)
+        if key in _sha_cache:
+            return _sha_cache[key]
+        record = records / f"{hashlib.sha256(str(path).encode()).hexdigest()[:32]}.json" if records else None
+        sha = _remembered(record, path, ident) if record is not None else None
+        if sha is None:
+            started = time.time()
+            sha = _hash_stream(f)
+            settled = started - max(st.st_mtime_ns, st.st_ctime_ns) / 1e9 >= SETTLED_S
+            if record is not None and settled and _identity(os.fstat(f.fileno())) == ident:
+                record.parent.mkdir(parents=True, exist_ok=True)
+                write_text_atomic(record, json.dumps({"path": str(path), "identity": list(ident),
+                                                      "sha256": sha}) + "\n")
+        _sha_cache[key] = sha
+        return sha
+
+
+def _remembered(record: Path, path: Path, ident: tuple[int, ...]) -> str | None:
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+        if data["path"] == str(path) and tuple(data["identity"]) == ident and isinstance(data["sha256"], str):
+            return data["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
 
 
 def _hash_file(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+        return _hash_stream(f)
+
+
+def _hash_stream(f: IO[bytes]) -> str:
+    h = hashlib.sha256()
+    for block in iter(lambda: f.read(1 << 20), b""):
+        h.update(block)
     return h.hexdigest()
 
 
@@ -186,6 +233,7 @@ class Wheelhouse:
         self.folder = self.root / "wheels"  # only wheels: this is the folder builds are served
         self._hashes = self.root / "sha256"  # one record per wheel: size, mtime, sha256 when it was saved
         self._resolves = self.root / "resolves"
+        self._sources = self.root / "sources"  # sha256 of local wheels, by path, while unchanged (file_sha256)
         self.pip = list(pip) if pip is not None else [sys.executable, "-m", "pip"]
         ttl = os.environ.get(RESOLVE_TTL_ENV) if resolve_ttl_s is None else resolve_ttl_s
         self.resolve_ttl_s = float(ttl) if ttl not in (None, "") else DEFAULT_RESOLVE_TTL_S
@@ -203,7 +251,7 @@ class Wheelhouse:
         is reused when all its wheels are still there unchanged. A failure raises :class:`BuildError`
         with pip's telling line, and pip's whole output is written to ``log_path``. ``on_activity`` hears
         what pip does as it goes: the file it downloads, and its bytes of the total (pip >= 24.1)."""
-        key = request.key()
+        key = request.key(self.source_sha256)
         with self._lock:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
@@ -221,6 +269,10 @@ class Wheelhouse:
             resolved = replace(resolved, request=request)
             self._memo[key] = resolved
             return resolved
+
+    def source_sha256(self, path: Path) -> str:
+        """sha256 of a local wheel or package file, remembered across runs while the file is unchanged."""
+        return file_sha256(path, self._sources)
 
     def _recent(self, key: str) -> ResolvedWheels | None:
         try:
@@ -284,7 +336,7 @@ class Wheelhouse:
                 # when it came from a local folder, if it still has that file's bytes. Anything else
                 # (a truncated copy, a wheel rebuilt under the same name) is removed and fetched again.
                 stale = [n for n in already if n not in saved_now and (
-                    self._recorded(n) is None or (n in sources and file_sha256(sources[n]) != self._recorded(n)))]
+                    self._recorded(n) is None or (n in sources and self.source_sha256(sources[n]) != self._recorded(n)))]
                 if not stale:
                     break
                 if attempt == 2:
