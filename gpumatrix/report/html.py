@@ -16,9 +16,8 @@ import json
 import re
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 from markupsafe import Markup
 
 from gpumatrix.knowledge.versions import version_key
@@ -28,6 +27,9 @@ from gpumatrix.report.vocabulary import LAYER_NAMES, LEGEND, MARKS, SHOWN, count
 from gpumatrix.results.merge import Entry
 from gpumatrix.results.status import CONFLICT, STATUSES
 from gpumatrix.results.store import CellResult
+
+if TYPE_CHECKING:
+    import jinja2
 
 # The order of an entry column sorted ascending: passes first (the faster first), then the worse.
 STATUS_RANK = {s: i for i, s in enumerate((STATUSES[0], CONFLICT, *STATUSES[1:]))}
@@ -46,6 +48,8 @@ def _finalize(value: Any) -> Any:
 
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
+    import jinja2  # only a page needs it: the text table of every run does not pay for its import
+
     return jinja2.Environment(loader=jinja2.PackageLoader("gpumatrix.report", "templates"), autoescape=True,
                               undefined=jinja2.StrictUndefined, finalize=_finalize, keep_trailing_newline=True)
 

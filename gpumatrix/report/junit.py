@@ -10,7 +10,6 @@ document is well-formed XML 1.0 whatever a container printed.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 
 from gpumatrix.report.escape import xml
 from gpumatrix.report.table import Table
@@ -46,6 +45,8 @@ def _message(e: Entry) -> str:
 
 def render_junit(table: Table) -> str:
     """The JUnit XML document of ``table`` (deterministic: sorted suites and cases)."""
+    import xml.etree.ElementTree as ET  # only this format needs it
+
     root = ET.Element("testsuites", name="gpumatrix")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for i, col in enumerate(table.columns):
