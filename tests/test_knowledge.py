@@ -14,3 +14,18 @@ def test_peaks_carry_the_matrix_core_fp32_and_the_arch_keys():
         assert table[name]["fp32_matrix_tflops"] >= table[name]["fp32_tflops"] > 0  # fp32 GEMMs are compared to it
     for arch in ("gfx942", "gfx90a", "gfx1100"):  # looked up by arch when the name is unknown
         assert arch in table and table[arch]["bf16_tflops"] > 0, arch
+
+
+def test_every_data_file_reads_as_yaml_safe_load_reads_it():
+    """load_data parses with libyaml where PyYAML has it: the objects must be exactly safe_load's."""
+    from importlib import resources
+
+    import yaml
+
+    folder = resources.files("gpumatrix").joinpath("data")
+    names = sorted(f.name.removesuffix(".yaml") for f in folder.iterdir() if f.name.endswith(".yaml"))
+    assert "torch_releases" in names and len(names) >= 5
+    for name in names:
+        load_data.cache_clear()
+        assert load_data(name) == yaml.safe_load(folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8")), name
+    load_data.cache_clear()
