@@ -67,9 +67,23 @@ def write_text_atomic(path: str | Path, text: str, mode: int | None = None) -> N
     write_bytes_atomic(path, sanitize_text(text).encode("utf-8"), mode=mode)
 
 
+def json_bytes(data: Any) -> bytes:
+    """Deterministic JSON (sorted keys, 2-space indent, trailing newline) as UTF-8, lone surrogates as U+FFFD."""
+    return sanitize_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def write_json_atomic(path: str | Path, data: Any, mode: int | None = None) -> None:
-    """Deterministic JSON (sorted keys, 2-space indent, trailing newline), written atomically.
+    """:func:`json_bytes` of ``data``, written atomically.
 
     Any ``str`` content is writable: lone surrogates in keys or values become U+FFFD.
     """
-    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", mode=mode)
+    write_bytes_atomic(path, json_bytes(data), mode=mode)
+
+
+def holds(path: str | Path, data: bytes) -> bool:
+    """Whether the file at ``path`` already holds exactly ``data`` (False when it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            return os.fstat(f.fileno()).st_size == len(data) and f.read(len(data) + 1) == data
+    except OSError:
+        return False

@@ -130,6 +130,23 @@ def test_enospc_reported_late_by_fsync_is_the_same_typed_error(tmp_path, monkeyp
     assert [p.name for p in results.cells_dir.iterdir()] == [old.name]
 
 
+def test_a_result_the_file_already_holds_is_not_written_again(tmp_path, monkeypatch):
+    """A rerun that changed nothing (cells reused or skipped) leaves their files alone: no temp file, no fsync."""
+    results = ResultsDir(tmp_path)
+    path = results.write_cell(_result(reason="same"))
+    inode = path.stat().st_ino
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    assert results.write_cell(_result(reason="same")) == path and path.stat().st_ino == inode and synced == []
+    results.write_cell(_result(reason="new"))  # another document is written, atomically as ever
+    assert json.loads(path.read_text())["reason"] == "new" and path.stat().st_ino != inode and len(synced) == 1
+    text = path.read_bytes()
+    path.write_bytes(text.replace(b'"new"', b'"wen"'))  # same size, other bytes: written again
+    results.write_cell(_result(reason="new"))
+    assert path.read_bytes() == text and len(synced) == 2
+
+
 def test_save_cell_returns_the_result_when_it_fits(tmp_path):
     result = _result(probes=_probe_doc("\ud800"))
     saved, err = ResultsDir(tmp_path).save_cell(result)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from gpumatrix.errors import GpumatrixError
-from gpumatrix.fsutil import write_json_atomic
+from gpumatrix.fsutil import holds, json_bytes, write_bytes_atomic, write_json_atomic
 from gpumatrix.results.status import STATUSES
 
 RESULT_SCHEMA_VERSION = 1
@@ -268,7 +268,9 @@ class ResultsDir:
         """
         path = self.cell_path(result.cell_id)
         try:
-            write_json_atomic(path, result.to_dict())
+            data = json_bytes(result.to_dict())
+            if not holds(path, data):  # a rerun that changed nothing (reused or skipped cells) rewrites nothing
+                write_bytes_atomic(path, data)
         except (OSError, ValueError, TypeError, RecursionError) as err:
             raise ResultWriteError(result.cell_id, _write_error_reason(err), path,
                                    getattr(err, "errno", None)) from err
