@@ -197,6 +197,55 @@ def test_engine_payloads_of_the_wrong_shape_become_empty_facts(version, info):
     assert facts.api_version is None and facts.version in (None, "5")
 
 
+class _CountingClient:
+    """A docker.DockerClient stand-in that records the API version it was made with and the calls it gets."""
+
+    def __init__(self, calls: list, version: str, payload: object):
+        outer = self
+        self.made_with, self.calls = version, calls
+
+        class Api:
+            def version(self, api_version=True):
+                calls.append(("version", outer.made_with, api_version))
+                return payload
+
+            def info(self):
+                calls.append(("info", outer.made_with))
+                return {"Runtimes": {"runc": {}}}
+
+        self.api = Api()
+
+    def close(self):
+        self.calls.append(("close", self.made_with))
+
+
+def test_connect_asks_the_engine_its_version_once_and_describe_reuses_the_answer(monkeypatch):
+    import docker
+
+    from gpumatrix.engine.client import Engine
+
+    calls: list = []
+    payload = {"Version": "20.10.24+dfsg1", "ApiVersion": "1.41"}
+    monkeypatch.setattr(docker, "from_env", lambda version, timeout: _CountingClient(calls, version, payload))
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:2375")
+    engine = Engine.connect()
+    assert engine.describe() == engine_info_from_payloads(payload, {"Runtimes": {"runc": {}}})
+    # negotiated as docker-py's version="auto" does (the engine's ApiVersion), with one /version in all
+    assert calls == [("version", "1.24", False), ("close", "1.24"), ("info", "1.41")]
+
+
+def test_connect_without_an_api_version_in_the_answer_is_an_unreachable_engine(monkeypatch):
+    import docker
+
+    from gpumatrix.engine.client import Engine
+    from gpumatrix.errors import EngineUnavailable
+
+    monkeypatch.setattr(docker, "from_env", lambda version, timeout: _CountingClient([], version, {"Version": "x"}))
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:2375")
+    with pytest.raises(EngineUnavailable, match='key "ApiVersion" is missing'):
+        Engine.connect()
+
+
 def test_engine_facts_rootless_desktop_cdi():
     info = engine_info_from_payloads(
         {"Version": "28.3.1", "ApiVersion": "1.51"},

@@ -17,6 +17,7 @@ import time
 from typing import Callable, Mapping, Sequence
 
 import docker
+import docker.constants
 import docker.errors
 import requests.exceptions
 import urllib3.exceptions
@@ -82,26 +83,46 @@ def _unreachable(target: str, why: str) -> EngineUnavailable:
 class Engine:
     """A connection to one Docker engine."""
 
-    def __init__(self, client: docker.DockerClient):
+    def __init__(self, client: docker.DockerClient, version: Mapping[str, object] | None = None):
         self.client = client
         self.api = client.api
+        self._version = version  # the engine's /version answer, when connect() has it already
 
     # -- connection ---------------------------------------------------------
     @classmethod
     def connect(cls, base_url: str | None = None, timeout: int = 600) -> "Engine":
-        """Connect to the engine named by ``base_url``, ``DOCKER_HOST`` or the default socket."""
+        """Connect to the engine named by ``base_url``, ``DOCKER_HOST`` or the default socket.
+
+        Asks the engine's ``/version`` once, as docker-py's ``version="auto"`` does to choose the API
+        version, and keeps the answer for :meth:`describe` (docker-py's own negotiation drops it, and
+        ``/version`` is the slowest call of a warm run: the engine asks containerd and runc for theirs)."""
         target = base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
         client = None
         if target.startswith("unix://") and not os.path.exists(target[len("unix://"):]):
             raise _unreachable(target, "no such socket")
+
+        def client_for(api_version: str) -> docker.DockerClient:
+            if base_url:
+                return docker.DockerClient(base_url=target, version=api_version, timeout=timeout)
+            return docker.from_env(version=api_version, timeout=timeout)
+
         try:
-            client = docker.DockerClient(base_url=target, timeout=timeout) if base_url else docker.from_env(timeout=timeout)
-            client.ping()
+            client = client_for(docker.constants.MINIMUM_DOCKER_API_VERSION)  # asks nothing yet
+            try:
+                version = client.api.version(api_version=False)  # the reachability check, too
+            except Exception as err:  # noqa: BLE001 - docker-py's words for a failed negotiation
+                raise docker.errors.DockerException(f"Error while fetching server API version: {err}") from err
+            api_version = version.get("ApiVersion") if isinstance(version, dict) else None
+            if not isinstance(api_version, str):
+                raise docker.errors.DockerException('Invalid response from docker daemon: key "ApiVersion" is missing.')
+            client.close()
+            client = None
+            client = client_for(api_version)
         except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as err:
             if client is not None:
                 client.close()
             raise _unreachable(target, _reason(err)) from err
-        return cls(client)
+        return cls(client, version)
 
     def close(self) -> None:
         self.client.close()
@@ -121,8 +142,9 @@ class Engine:
 
     @_engine_op("asking the engine what it is")
     def describe(self) -> EngineInfo:
-        """The engine's version and GPU-relevant facts (two round trips; callers keep the result)."""
-        return engine_info_from_payloads(self.api.version(), self.api.info())
+        """The engine's version and GPU-relevant facts (one or two round trips; callers keep the result)."""
+        return engine_info_from_payloads(self._version if self._version is not None else self.api.version(),
+                                         self.api.info())
 
     # -- images -------------------------------------------------------------
     @_engine_op("inspecting an image")
