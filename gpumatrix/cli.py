@@ -12,7 +12,6 @@ from typing import Callable, Sequence
 
 from gpumatrix.config.matrix import Expansion, expand_cells, load_matrix, matches, select, split_patterns
 from gpumatrix.config.select import gha_matrix, select_shard
-from gpumatrix.doctor.report import doctor_report
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
 from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound, UsageError
 from gpumatrix.fsutil import write_text_atomic
@@ -272,6 +271,8 @@ def recommend(sources: Sequence[str], host_type: str | None = None, vendor: str 
 
 def doctor(matrix_path: str, only: str | None = None, nvidia_mode: str | None = None) -> tuple[str, bool]:
     """Preflight report for the selected cells, and whether nothing failed (works without an engine)."""
+    from gpumatrix.doctor.report import doctor_report  # only this command reports
+
     matrix, _, cells = _selected(matrix_path, only)
     matrix = with_nvidia_mode(matrix, nvidia_mode)
     try:

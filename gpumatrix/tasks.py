@@ -19,7 +19,6 @@ from typing import Any, Callable
 from invoke import Collection, Exit, Task, task
 
 from gpumatrix import cli
-from gpumatrix.diagnose import main as diagnose_main
 from gpumatrix.errors import ExitCode, GpumatrixError, UsageError, exit_codes_text
 from gpumatrix.run.request import RunRequest
 
@@ -230,6 +229,8 @@ def diagnose_(c, log=None, cell=None, json=False):
                                           "cell with --cell results/cells/<cell>.json")
             log = "-"
         source = [log]
+    from gpumatrix.diagnose import main as diagnose_main  # its rules load only for this task
+
     code = diagnose_main((["--json"] if json else []) + source)
     if code:
         raise Exit(code=code)

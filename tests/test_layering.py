@@ -162,3 +162,18 @@ def test_only_the_engine_client_imports_docker():
             if any(n == "docker" or n.startswith("docker.") for n in names):
                 users.append(_module_of(path))
     assert sorted(set(users)) == ["gpumatrix.engine.client"]
+
+
+def test_the_command_imports_no_renderer_rules_or_library_a_run_does_not_need():
+    """Issue 18: what only a failed cell, a page, a JUnit file or another command needs is imported when it is
+    needed, not by every ``gpumatrix matrix`` (the text table and the engine are needed; torch never is)."""
+    import subprocess
+    import sys
+
+    lazy = ("jinja2", "xml.etree.ElementTree", "gpumatrix.diagnose", "gpumatrix.doctor.report", "torch")
+    code = ("import sys, gpumatrix.program; from gpumatrix.report.formats import render_results; "
+            "render_results([], None, 'text'); "
+            f"print(' '.join(m for m in {lazy!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == []

@@ -23,7 +23,6 @@ from typing import Any, Callable, Mapping, Sequence
 
 from gpumatrix import __version__
 from gpumatrix.config.matrix import Cell, Matrix, RunOptions
-from gpumatrix.diagnose import diagnose, facts_from_cell_result, failure_text_of_cell
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
 from gpumatrix.errors import BuildError, UsageError
 from gpumatrix.host import HostInfo, discover_host
@@ -73,6 +72,8 @@ def diagnose_result(result: CellResult, text: str = "") -> dict[str, Any]:
     Facts come from the result itself (host fingerprint, the probes' facts inside the container, the
     cell's variant): :func:`gpumatrix.diagnose.facts_from_cell_result` is the one place that reads them.
     """
+    from gpumatrix.diagnose import diagnose, facts_from_cell_result, failure_text_of_cell  # its rules: on failure only
+
     document = result.to_dict()
     failure = "\n".join(p for p in (text, failure_text_of_cell(document)) if p)
     return diagnose(failure, facts_from_cell_result(document)).to_dict()
