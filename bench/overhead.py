@@ -18,7 +18,13 @@ it (wall time minus the probe containers' time). This script:
 
 Usage (needs an engine: ``eval "$(./dev engine)"`` first)::
 
-    .venv/bin/python bench/overhead.py --work /tmp/gpumatrix-overhead --no-torch-index
+    .venv/bin/python bench/overhead.py --work /tmp/gpumatrix-overhead --no-torch-index --private-bases
+
+``--private-bases`` gives the matrix copy bases of its own (the same bases plus a label), so that on an
+engine shared with other test runs nobody rebuilds its cells' images under the same content-addressed
+tags while it measures (a rebuild is a new image id: the next run probes again). Its images stay, so a
+second invocation is warm at once; remove them with ``docker rmi`` (``gpumatrix-overhead/*`` and the
+``gpumatrix/*`` tags its runs print).
 
 ``--src DIR`` runs another copy of the package (e.g. ``git archive main | tar -x -C DIR``) with the
 same interpreter, to compare before and after side by side in one go. The wheelhouse (``--work``/cache)
@@ -60,20 +66,36 @@ def _argv(work: Path, matrix: Path, jobs: int) -> list[str]:
             "--reuse-probes"]
 
 
-def prepare(work: Path, no_torch_index: bool) -> Path:
+PRIVATE_REPO = "gpumatrix-overhead/base"
+
+
+def prepare(work: Path, no_torch_index: bool, private_bases: bool) -> Path:
+    """The benchmark's matrix copy and local wheel in ``work``; with ``private_bases``, its two CPU bases
+    replaced by images of their own (the base plus a label: another id), so that no other user of a shared
+    engine builds the same content-addressed tags (a rebuild is a new image id, and the cells probe again)."""
     sys.path.insert(0, str(ROOT / "bench"))
     sys.path.insert(0, str(ROOT))
     import matrix_vs_naive as bench  # the benchmark's own set-up: same matrix, same local wheel
 
-    from gpumatrix.engine.client import Engine
+    from gpumatrix.engine.client import Engine, tar_context
 
+    work.mkdir(parents=True, exist_ok=True)
     engine = Engine.connect()
     try:
         bench.ensure_tools_base(engine)
+        matrix = bench.prepare_matrix(work, no_torch_index)
+        if private_bases:
+            text = matrix.read_text()
+            for i, ref in enumerate(("debian:bookworm-slim", bench.TOOLS_BASE)):
+                mine = f"{PRIVATE_REPO}{i}:{work.name}"
+                if engine.image_info(mine) is None:
+                    dockerfile = f"FROM {ref}\nLABEL io.gpumatrix.bench=overhead\n".encode()
+                    engine.build(tar_context({"Dockerfile": dockerfile}), mine, {}, {}, lambda s: None)
+                text = text.replace(ref, mine)
+            matrix.write_text(text)
     finally:
         engine.close()
-    work.mkdir(parents=True, exist_ok=True)
-    return bench.prepare_matrix(work, no_torch_index)
+    return matrix
 
 
 def warm_up(work: Path, matrix: Path, jobs: int, src: Path | None) -> None:
@@ -187,6 +209,9 @@ def main() -> int:
     ap.add_argument("--src", help="a copy of the repository whose gpumatrix/ to run instead (before/after)")
     ap.add_argument("--no-torch-index", action="store_true",
                     help="index_url: null in the matrix copy (hosts without download.pytorch.org)")
+    ap.add_argument("--private-bases", action="store_true",
+                    help="bases of this work folder's own, so another user of a shared engine cannot rebuild its "
+                         "cells' images under the same tags while it measures")
     ap.add_argument("--no-profile", action="store_true", help="only the timed runs and the import times")
     ap.add_argument("--profile-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -197,7 +222,7 @@ def main() -> int:
         profile_child(work, matrix, args.jobs, args.top)
         return 0
 
-    matrix = prepare(work, args.no_torch_index)
+    matrix = prepare(work, args.no_torch_index, args.private_bases)
     warm_up(work, matrix, args.jobs, src)
     label = f" ({src})" if src else ""
     print(f"warm --reuse-probes runs of {matrix.name}, jobs={args.jobs}{label}; no probe container runs, so each "
