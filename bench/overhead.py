@@ -26,9 +26,10 @@ tags while it measures (a rebuild is a new image id: the next run probes again).
 second invocation is warm at once; remove them with ``docker rmi`` (``gpumatrix-overhead/*`` and the
 ``gpumatrix/*`` tags its runs print).
 
-``--src DIR`` runs another copy of the package (e.g. ``git archive main | tar -x -C DIR``) with the
-same interpreter, to compare before and after side by side in one go. The wheelhouse (``--work``/cache)
-is shared, so within ``GPUMATRIX_RESOLVE_TTL_S`` neither side asks pip again.
+``--baseline DIR`` also times another copy of the repository (e.g. ``git archive main | tar -x -C DIR``)
+with the same interpreter, its runs interleaved with this checkout's, so both see the same load on a
+shared machine: before and after side by side in one go. The wheelhouse (``--work``/cache) is shared,
+so within ``GPUMATRIX_RESOLVE_TTL_S`` neither side asks pip again.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _env(work: Path, src: Path | None, bytecode: bool = True) -> dict[str, str]:
     env = dict(os.environ, GPUMATRIX_CACHE_DIR=str(work / "cache"))
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(work / "pycache" / ("src" if src else "here"))
+        env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")  # mirrors each source path: one for all copies
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
@@ -131,16 +132,21 @@ def timed_runs(work: Path, matrix: Path, jobs: int, runs: int, src: Path | None,
 _IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)$")
 
 
-def import_times(work: Path, matrix: Path, jobs: int, src: Path | None, top: int) -> tuple[float, list[str]]:
-    """Total import time of one warm run, and its ``top`` top-level-ish imports by cumulative time."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "gpumatrix", *_argv(work, matrix, jobs)],
-                          cwd=work, env=_env(work, src), capture_output=True, text=True)
-    rows = []
-    for line in done.stderr.splitlines():
-        m = _IMPORT_LINE.match(line)
-        if m:
-            rows.append((int(m.group(2)), len(m.group(3)), m.group(4)))
-    total = sum(us for us, depth, _ in rows if depth == 1)  # top-level imports hold all nested ones
+def import_times(work: Path, matrix: Path, jobs: int, src: Path | None, top: int,
+                 runs: int = 3) -> tuple[float, list[str]]:
+    """Total import time of a warm run (median of ``runs``), and the ``top`` imports of the run with the
+    median total by cumulative time."""
+    measured = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "gpumatrix", *_argv(work, matrix, jobs)],
+                              cwd=work, env=_env(work, src), capture_output=True, text=True)
+        rows = []
+        for line in done.stderr.splitlines():
+            m = _IMPORT_LINE.match(line)
+            if m:
+                rows.append((int(m.group(2)), len(m.group(3)), m.group(4)))
+        measured.append((sum(us for us, depth, _ in rows if depth == 1), rows))  # top level holds the nested
+    total, rows = sorted(measured, key=lambda m: m[0])[len(measured) // 2]
     wanted = ("gpumatrix", "docker", "requests", "urllib3", "jinja2", "jsonschema", "tabulate", "torch", "yaml",
               "invoke", "platformdirs", "packaging")
     shown = sorted((r for r in rows if r[2].split(".")[0] in wanted), reverse=True)[:top]
@@ -206,7 +212,9 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5, help="timed warm runs (median, min-max)")
     ap.add_argument("--top", type=int, default=30, help="rows of each table")
-    ap.add_argument("--src", help="a copy of the repository whose gpumatrix/ to run instead (before/after)")
+    ap.add_argument("--src", help="a copy of the repository whose gpumatrix/ to run instead of this checkout's")
+    ap.add_argument("--baseline", help="a copy of the repository (e.g. 'git archive main | tar -x -C DIR') to time "
+                                       "too, its runs interleaved with this checkout's: before/after side by side")
     ap.add_argument("--no-torch-index", action="store_true",
                     help="index_url: null in the matrix copy (hosts without download.pytorch.org)")
     ap.add_argument("--private-bases", action="store_true",
@@ -223,17 +231,29 @@ def main() -> int:
         return 0
 
     matrix = prepare(work, args.no_torch_index, args.private_bases)
-    warm_up(work, matrix, args.jobs, src)
-    label = f" ({src})" if src else ""
-    print(f"warm --reuse-probes runs of {matrix.name}, jobs={args.jobs}{label}; no probe container runs, so each "
-          f"run's wall time is gpumatrix's own overhead:")
+    baseline = Path(args.baseline).resolve() if args.baseline else None
+    sides = [(baseline, f"baseline ({baseline})"), (src, "this checkout" if src is None else str(src))] \
+        if baseline else [(src, "this checkout" if src is None else str(src))]
+    for side, _ in sides:
+        warm_up(work, matrix, args.jobs, side)
+    print(f"warm --reuse-probes runs of {matrix.name} (jobs={args.jobs}), {args.runs} each"
+          f"{', interleaved' if baseline else ''}; no probe container runs, so a run's wall time is gpumatrix's "
+          f"own overhead. Median (min-max):")
     for bytecode, how in ((True, "bytecode cached, as installed"), (False, "environment as it is")):
-        times = timed_runs(work, matrix, args.jobs, args.runs, src, bytecode)
-        print(f"  {how:32} median {statistics.median(times):.3f} s (min {min(times):.3f}, max {max(times):.3f}, "
-              f"{len(times)} runs)")
-    imports_s, imports = import_times(work, matrix, args.jobs, src, args.top)
-    print(f"imports in one such run: {imports_s:.3f} s (python -X importtime); the largest:")
-    print("\n".join(imports))
+        times: dict[Path | None, list[float]] = {side: [] for side, _ in sides}
+        for _ in range(args.runs):  # interleaved: both sides see the same load on a shared machine
+            for side, _ in sides:
+                times[side] += timed_runs(work, matrix, args.jobs, 1, side, bytecode)
+        for side, name in sides:
+            t = times[side]
+            print(f"  {how:31} {name:40} {statistics.median(t):.3f} s ({min(t):.3f}-{max(t):.3f})")
+        if baseline:
+            print(f"  {'':31} {'ratio of medians':40} {statistics.median(times[baseline]) / statistics.median(times[src]):.2f}x")
+    for side, name in sides:
+        imports_s, imports = import_times(work, matrix, args.jobs, side, args.top)
+        print(f"\nimports of one run, {name}: {imports_s:.3f} s (python -X importtime, median of 3); the largest "
+              f"(cumulative):")
+        print("\n".join(imports))
     if not args.no_profile:
         sys.stdout.flush()
         subprocess.run([sys.executable, __file__, "--profile-child", "--work", str(work), "--jobs", str(args.jobs),

@@ -272,5 +272,6 @@ def test_a_local_wheels_hash_is_remembered_across_runs_while_the_file_is_unchang
 def test_a_file_changed_just_now_is_hashed_but_not_remembered(tmp_path, monkeypatch):
     """Within SETTLED_S of its last change a file may change again in the same timestamp tick, unseen."""
     wheel = make_wheel(tmp_path / "mine", "torch", "9.9.9+cpu", payload="one")
+    monkeypatch.setattr(wheelhouse, "SETTLED_S", 3600.0)  # made a moment ago, whatever the machine's load
     assert Wheelhouse(tmp_path / "cache").source_sha256(wheel) == sha256(wheel)
     assert not (tmp_path / "cache" / "sources").exists()
