@@ -251,9 +251,12 @@ def main() -> int:
 
     stats = {k: spread(v) for k, v in runs.items()}
     m = {k: v["median"] for k, v in stats.items()}
-    for run in runs["gpumatrix_warm"]:
+    # Own overhead: wall time minus the probe containers' time (each cell's timings.probe_s). A cell whose
+    # saved probe results stand (--reuse-probes) records probe_s 0: such a run's wall time is all overhead.
+    for run in runs["gpumatrix_warm"] + runs["gpumatrix_warm_reuse"]:
         run["overhead_s"] = run["seconds"] - run["probe_container_s"]
     overhead = spread(runs["gpumatrix_warm"], "overhead_s")
+    overhead_reuse = spread(runs["gpumatrix_warm_reuse"], "overhead_s")
     cold_dl = runs["gpumatrix_cold"][-1]["downloads"] if runs["gpumatrix_cold"] else {}
     rows = [
         ("cold", "naive_cold", "gpumatrix_cold"),
@@ -273,7 +276,8 @@ def main() -> int:
     for name, naive, gm in rows:
         print(f"{name:26}{cell(naive):>28}{cell(gm):>28}{m[naive] / m[gm]:>9.1f}x")
     print(f"gpumatrix's own overhead in a warm run (wall minus probe containers), 12 cells: "
-          f"{overhead['median']:.2f} s ({overhead['min']:.2f}-{overhead['max']:.2f})")
+          f"{overhead['median']:.2f} s ({overhead['min']:.2f}-{overhead['max']:.2f}); with --reuse-probes "
+          f"{overhead_reuse['median']:.2f} s ({overhead_reuse['min']:.2f}-{overhead_reuse['max']:.2f})")
     if cold_dl:
         last = runs["gpumatrix_cold"][-1]
         print("gpumatrix, cold: bytes each cell's resolution fetched into the wheelhouse / found there:")
@@ -285,6 +289,7 @@ def main() -> int:
         print(f"naive loop, cold: fetched {runs['naive_cold'][-1]['downloaded_bytes']} bytes (every cell its own)")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"runs": runs, "stats_s": stats, "medians_s": m, "warm_overhead_s": overhead,
+                                          "warm_reuse_overhead_s": overhead_reuse,
                                           "jobs": args.jobs, "cores": os.cpu_count(),
                                           "no_torch_index": args.no_torch_index,
                                           "engine": host.engine.get("version")}, indent=2, sort_keys=True) + "\n")
