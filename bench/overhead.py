@@ -40,6 +40,7 @@ import io
 import os
 import pstats
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -115,13 +116,24 @@ class NotWarm(Exception):
     pass
 
 
-def timed_runs(work: Path, matrix: Path, jobs: int, runs: int, src: Path | None, bytecode: bool = True) -> list[float]:
+def _cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_runs(work: Path, matrix: Path, jobs: int, runs: int, src: Path | None, bytecode: bool = True,
+               cpu: list[float] | None = None) -> list[float]:
+    """Wall seconds of ``runs`` warm runs; their CPU seconds (user + system) are appended to ``cpu``: on a
+    machine shared with other work, CPU time varies less than wall time."""
     out = []
     for _ in range(runs):
+        cpu_before = _cpu_of_children()
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "gpumatrix", *_argv(work, matrix, jobs)], cwd=work,
                               env=_env(work, src, bytecode), capture_output=True, text=True)
         out.append(time.monotonic() - started)
+        if cpu is not None:
+            cpu.append(_cpu_of_children() - cpu_before)
         if done.returncode != 0:
             raise SystemExit(f"gpumatrix failed ({done.returncode}):\n{done.stderr[-3000:]}")
         if "probing" in done.stderr:
@@ -241,14 +253,18 @@ def main() -> int:
           f"own overhead. Median (min-max):")
     for bytecode, how in ((True, "bytecode cached, as installed"), (False, "environment as it is")):
         times: dict[Path | None, list[float]] = {side: [] for side, _ in sides}
+        cpu: dict[Path | None, list[float]] = {side: [] for side, _ in sides}
         for _ in range(args.runs):  # interleaved: both sides see the same load on a shared machine
             for side, _ in sides:
-                times[side] += timed_runs(work, matrix, args.jobs, 1, side, bytecode)
+                times[side] += timed_runs(work, matrix, args.jobs, 1, side, bytecode, cpu[side])
         for side, name in sides:
-            t = times[side]
-            print(f"  {how:31} {name:40} {statistics.median(t):.3f} s ({min(t):.3f}-{max(t):.3f})")
+            t, c = times[side], cpu[side]
+            print(f"  {how:31} {name:36} wall {statistics.median(t):.3f} s ({min(t):.3f}-{max(t):.3f}), "
+                  f"CPU {statistics.median(c):.3f} s ({min(c):.3f}-{max(c):.3f})")
         if baseline:
-            print(f"  {'':31} {'ratio of medians':40} {statistics.median(times[baseline]) / statistics.median(times[src]):.2f}x")
+            print(f"  {'':31} {'ratio of medians':36} wall "
+                  f"{statistics.median(times[baseline]) / statistics.median(times[src]):.2f}x, CPU "
+                  f"{statistics.median(cpu[baseline]) / statistics.median(cpu[src]):.2f}x")
     for side, name in sides:
         imports_s, imports = import_times(work, matrix, args.jobs, side, args.top)
         print(f"\nimports of one run, {name}: {imports_s:.3f} s (python -X importtime, median of 3); the largest "
