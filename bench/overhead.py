@@ -35,6 +35,7 @@ so within ``GPUMATRIX_RESOLVE_TTL_S`` neither side asks pip again.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import os
@@ -186,7 +187,8 @@ def profile_child(work: Path, matrix: Path, jobs: int, top: int) -> None:
     try:
         from gpumatrix.program import program
 
-        program.run(["gpumatrix", *_argv(work, matrix, jobs)], exit=False)
+        with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            program.run(["gpumatrix", *_argv(work, matrix, jobs)], exit=False)
     finally:
         main.disable()
     wall = time.monotonic() - started
