@@ -38,7 +38,9 @@ import argparse
 import contextlib
 import cProfile
 import io
+import json
 import os
+import platform
 import pstats
 import re
 import resource
@@ -50,6 +52,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+MATRIX_NAME = "matrix-bench.yaml"
 
 
 def _env(work: Path, src: Path | None, bytecode: bool = True) -> dict[str, str]:
@@ -214,6 +217,15 @@ def profile_child(work: Path, matrix: Path, jobs: int, top: int) -> None:
         print(f"  {n:5d}  {cum:7.3f}  {key}")
 
 
+def _commit() -> str | None:
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or None
+
+
+def _spread(xs: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(xs), 4), "min": round(min(xs), 4), "max": round(max(xs), 4)}
+
+
 def _strip(text: str) -> str:
     return "\n".join(line.replace(str(ROOT) + "/", "").replace(sys.prefix + "/", "")[:160]
                      for line in text.splitlines())
@@ -234,12 +246,13 @@ def main() -> int:
     ap.add_argument("--private-bases", action="store_true",
                     help="bases of this work folder's own, so another user of a shared engine cannot rebuild its "
                          "cells' images under the same tags while it measures")
+    ap.add_argument("--out", help="also write the timings as JSON to this file (e.g. bench/results/overhead.json)")
     ap.add_argument("--no-profile", action="store_true", help="only the timed runs and the import times")
     ap.add_argument("--profile-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     work = Path(args.work).resolve()
     src = Path(args.src).resolve() if args.src else None
-    matrix = work / "matrix-bench.yaml"
+    matrix = work / MATRIX_NAME
     if args.profile_child:
         profile_child(work, matrix, args.jobs, args.top)
         return 0
@@ -253,6 +266,9 @@ def main() -> int:
     print(f"warm --reuse-probes runs of {matrix.name} (jobs={args.jobs}), {args.runs} each"
           f"{', interleaved' if baseline else ''}; no probe container runs, so a run's wall time is gpumatrix's "
           f"own overhead. Median (min-max):")
+    document: dict = {"matrix": MATRIX_NAME, "jobs": args.jobs, "runs": args.runs, "cores": os.cpu_count(),
+                      "machine": platform.machine(), "python": platform.python_version(),
+                      "private_bases": args.private_bases, "checkout_commit": _commit(), "sides": {}}
     for bytecode, how in ((True, "bytecode cached, as installed"), (False, "environment as it is")):
         times: dict[Path | None, list[float]] = {side: [] for side, _ in sides}
         cpu: dict[Path | None, list[float]] = {side: [] for side, _ in sides}
@@ -261,6 +277,10 @@ def main() -> int:
                 times[side] += timed_runs(work, matrix, args.jobs, 1, side, bytecode, cpu[side])
         for side, name in sides:
             t, c = times[side], cpu[side]
+            entry = document["sides"].setdefault("baseline" if side is baseline and baseline else "checkout", {})
+            entry["bytecode_cached" if bytecode else "environment_as_is"] = {
+                "wall_s": _spread(t), "cpu_s": _spread(c), "wall_runs_s": [round(x, 4) for x in t],
+                "cpu_runs_s": [round(x, 4) for x in c]}
             print(f"  {how:31} {name:36} wall {statistics.median(t):.3f} s ({min(t):.3f}-{max(t):.3f}), "
                   f"CPU {statistics.median(c):.3f} s ({min(c):.3f}-{max(c):.3f})")
         if baseline:
@@ -269,9 +289,14 @@ def main() -> int:
                   f"{statistics.median(cpu[baseline]) / statistics.median(cpu[src]):.2f}x")
     for side, name in sides:
         imports_s, imports = import_times(work, matrix, args.jobs, side, args.top)
+        document["sides"]["baseline" if side is baseline and baseline else "checkout"]["imports_s"] = round(imports_s, 4)
         print(f"\nimports of one run, {name}: {imports_s:.3f} s (python -X importtime, median of 3); the largest "
               f"(cumulative):")
         print("\n".join(imports))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        print(f"\nwrote {args.out}")
     if not args.no_profile:
         sys.stdout.flush()
         subprocess.run([sys.executable, __file__, "--profile-child", "--work", str(work), "--jobs", str(args.jobs),
