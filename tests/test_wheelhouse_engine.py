@@ -66,7 +66,8 @@ def test_two_cells_same_wheels_one_image_and_no_token_anywhere(engine, tracked, 
     assert release.status == local.status == "skipped", (release.reason, local.reason)  # built, not probed
     # One build, one tag, both cells pointing at it.
     assert release.image["tag"] == local.image["tag"] and release.image["id"] == local.image["id"]
-    assert sum("building" in line for line in lines) == 1, lines
+    # one "CELL: building TAG (log: …)" message; the live progress also shows "CELL [0:00] building TAG"
+    assert sum(": building " in line for line in lines) == 1, lines
     assert sorted([release.image["reused"], local.image["reused"]]) == [False, True]
     built = release if not release.image["reused"] else local
     assert built.image["downloads"]["files"] == 2 and built.image["downloads"]["upstream_bytes"] > 0
