@@ -2,6 +2,10 @@
 # renders the build context (this file plus the two install scripts) and passes the args.
 ARG BASE_IMAGE
 FROM ${BASE_IMAGE}
+# First, so that every layer of the build, an interrupted build's last one included, names its namespace
+# (gpumatrix.images.naming): an untagged one can then be found, and removed, by that label.
+ARG GPUMATRIX_NAMESPACE=gpumatrix
+LABEL io.gpumatrix.namespace=${GPUMATRIX_NAMESPACE}
 ARG PYTHON_VERSION
 COPY install-python.sh /tmp/gpumatrix/
 RUN sh /tmp/gpumatrix/install-python.sh "${PYTHON_VERSION}" && rm -rf /tmp/gpumatrix

@@ -28,6 +28,7 @@ from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOpera
 from gpumatrix.errors import BuildError, UsageError
 from gpumatrix.host import HostInfo, discover_host
 from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
+from gpumatrix.images.naming import image_namespace
 from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
 from gpumatrix.images.serve import WheelServer
@@ -89,6 +90,9 @@ class Runner:
         self.echo = echo
         self.host = host or discover_host(engine.describe())
         self.wheelhouse = Wheelhouse()  # the host's pip downloads every wheel once per host
+        # The repository namespace of every image this run builds, pushes or pulls: read once, so one run
+        # never names its images in two (an invalid $GPUMATRIX_IMAGE_NAMESPACE stops it here, exit 2).
+        self.namespace = image_namespace()
         self._base_ids: dict[str, str | BuildError] = {}
         self._peaks: Path | None = None
         self._gates = Scheduler([], self.host)
@@ -108,7 +112,8 @@ class Runner:
         return value
 
     def recipe(self, cell: Cell, log_path: Path | None = None) -> BuildRecipe:
-        return render_build_context(cell, self.matrix, self.wheelhouse, self._base_id(cell.base.image), log_path)
+        return render_build_context(cell, self.matrix, self.wheelhouse, self._base_id(cell.base.image), log_path,
+                                    namespace=self.namespace)
 
     def build(self, cell: Cell, server: WheelServer | None, rebuild: bool = False,
               echo: Callable[[str], None] | None = None) -> tuple[dict, float]:
@@ -322,7 +327,7 @@ class Runner:
                 timings["pull_s"] = round(time.monotonic() - started, 3)
             elif self.pull_from:
                 started = time.monotonic()
-                image = pull_cell_image(self.engine, self.pull_from, cell)
+                image = pull_cell_image(self.engine, self.pull_from, cell, namespace=self.namespace)
                 timings["pull_s"] = round(time.monotonic() - started, 3)
                 echo(f"pulled {image['pulled']}")
             elif build:
@@ -338,7 +343,7 @@ class Runner:
                          "inputs_hash": recipe.inputs_hash}
             if self.push and not self.pull_from and not cell.ready_made:
                 image = push_cell_image(self.engine, image, cell.base.id, cell.torch.version, self.push,
-                                        echo=echo)
+                                        echo=echo, namespace=self.namespace)
         except BuildError as err:
             result.status, result.reason = "build_error", err.reason
             log_path = self.results.log_path(cell.id, "build")
