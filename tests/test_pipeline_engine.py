@@ -16,10 +16,11 @@ import pytest
 from gpumatrix import cli
 from gpumatrix.run.request import RunRequest
 from gpumatrix.config.matrix import expand_cells, load_matrix
-from gpumatrix.engine.client import MANAGED_LABEL, tar_context
+from gpumatrix.engine.client import MANAGED_LABEL, ContainerSpec, tar_context
 from gpumatrix.host import discover_host
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.probe import probe_container_spec
+from tests.isolation import SESSION
 
 pytestmark = [pytest.mark.engine]
 
@@ -71,7 +72,8 @@ def test_matrix_builds_probes_and_tabulates(first_run):
     assert doc["schema_version"] == 1 and doc["accelerator"] == "cpu"
     assert doc["facts"]["torch"]["version"].startswith("2.13.0")
     assert any(p["id"].startswith("math_libraries.") and p["status"] == "pass" for p in doc["probes"])
-    assert good.image["tag"].startswith("gpumatrix/cpu:torch2.13.0-") and good.image["id"].startswith("sha256:")
+    # named in the test session's namespace, never the user's gpumatrix/ (a rebuild there would leave theirs dangling)
+    assert good.image["tag"].startswith(f"{SESSION.namespace}/cpu:torch2.13.0-") and good.image["id"].startswith("sha256:")
     assert good.env == {"GPUMATRIX_TEST_MARK": "included"}
     assert good.host["gpus"] == [] and good.host["engine"]["version"]
     assert good.timings["build_s"] >= 0 and good.timings["probe_s"] > 0
@@ -175,11 +177,11 @@ def test_probe_container_is_least_privileged(engine, tracked, workdir):
 def test_clean_removes_only_labelled_objects(engine, tracked, unique):
     dockerfile = b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"
     ctx = tar_context({"Dockerfile": dockerfile})
-    mine, theirs = f"gpumatrix/cleantest:{unique}", f"user/unlabelled:{unique}"
-    engine.build(ctx, mine, {}, {MANAGED_LABEL: "true", "io.gpumatrix.cell": f"cleantest-{unique}"}, lambda s: None)
-    engine.build(ctx, theirs, {}, {}, lambda s: None)
+    mine, theirs = f"{SESSION.namespace}/cleantest:{unique}", f"user/unlabelled:{unique}"
+    engine.build(ctx, mine, {}, {MANAGED_LABEL: "true", "io.gpumatrix.cell": f"cleantest-{unique}", **SESSION.labels},
+                 lambda s: None)
+    engine.build(ctx, theirs, {}, SESSION.labels, lambda s: None)  # not gpumatrix's: no io.gpumatrix.managed
     tracked["images"] += [mine, theirs]
-    from gpumatrix.engine.client import ContainerSpec
     user_container = engine.create_container(ContainerSpec(image=theirs, command=["true"], name=f"user-{unique}"))
     tracked["containers"].append(user_container)
 
