@@ -27,6 +27,7 @@ from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.images.naming import NAMESPACE_BUILD_ARG, NAMESPACE_LABEL, image_namespace, repository
 from gpumatrix.images.serve import WheelServer
 from gpumatrix.images.wheelhouse import ResolvedWheels, Wheelhouse, request_for
+from gpumatrix.knowledge.releases import numpy_requirement
 from gpumatrix.resources import templates_dir
 
 # Bump when the way images are assembled changes in a way the template text does not show.
@@ -74,7 +75,7 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
                          log_path: Path | None = None, namespace: str | None = None) -> BuildRecipe:
     """Everything needed to build ``cell``; the tag is ``{namespace}/{base id}:torch{version}-{hash of its inputs}``.
 
-    Resolves the cell's torch with the host's pip into ``wheelhouse`` (downloading
+    Resolves the cell's torch, with the NumPy it imports, with the host's pip into ``wheelhouse`` (downloading
     what is not there yet; if pip fails, its output goes to ``log_path``), because the tag covers the wheels'
     bytes. ``namespace`` defaults to :func:`~gpumatrix.images.naming.image_namespace`; it names the image and
     labels it, and is not an input of the hash (the same inputs are the same hash in every namespace)."""
@@ -85,11 +86,13 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
     for name in SCRIPTS:
         files[name] = (folder / name).read_bytes()
     requirement = str(cell.torch.wheel) if cell.torch.wheel else cell.torch_requirement
+    # NumPy beside torch: torch imports it (from_numpy, .numpy(), DataLoader) and warns at import without it.
     request = request_for(requirement, cell.python, matrix.index_url, cell.base.variant, matrix.wheelhouse,
-                          matrix.ca_bundle, arch=platform.machine())
+                          matrix.ca_bundle, arch=platform.machine(),
+                          companions=(numpy_requirement(cell.torch.version),))
     wheels = wheelhouse.resolve(request, log_path)
     args = {"BASE_IMAGE": cell.base.image, "PYTHON_VERSION": cell.python,
-            "TORCH_REQUIREMENT": wheels.torch_requirement}
+            "TORCH_REQUIREMENT": wheels.torch_requirement, "NUMPY_REQUIREMENT": wheels.pin("numpy")}
     inputs = {
         "recipe": RECIPE_VERSION,
         "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
@@ -184,7 +187,8 @@ def _build(engine: Engine, recipe: BuildRecipe, server: WheelServer | None, log_
     wheels_url = server.publish(recipe.wheels)  # re-hashes every wheel first
     started = time.monotonic()
     total = sum(w.size for w in recipe.wheels.wheels)
-    lines: list[str] = [f"gpumatrix: installing {recipe.torch_requirement} from {len(recipe.wheels.wheels)} "
+    lines: list[str] = [f"gpumatrix: installing {recipe.torch_requirement} and "
+                        f"{recipe.build_args.get('NUMPY_REQUIREMENT')} from {len(recipe.wheels.wheels)} "
                         f"wheels ({total / 1e6:.1f} MB) in the host's wheelhouse, sha256-checked"]
 
     def log(line: str) -> None:
