@@ -14,3 +14,15 @@ def test_peaks_carry_the_matrix_core_fp32_and_the_arch_keys():
         assert table[name]["fp32_matrix_tflops"] >= table[name]["fp32_tflops"] > 0  # fp32 GEMMs are compared to it
     for arch in ("gfx942", "gfx90a", "gfx1100"):  # looked up by arch when the name is unknown
         assert arch in table and table[arch]["bf16_tflops"] > 0, arch
+
+
+def test_numpy_beside_torch_fits_torchs_numpy_abi():
+    """torch built against NumPy 1.x cannot load NumPy 2; from 2.3.0 on every NumPy works (torch_releases.yaml)."""
+    from gpumatrix.knowledge.releases import load_data, numpy_requirement
+
+    assert numpy_requirement("2.13.0+cpu") == numpy_requirement("2.3.0") == "numpy"
+    assert numpy_requirement("2.3.0a0+rocm6.1") == "numpy"  # a pre-release of 2.3 is built like 2.3
+    assert numpy_requirement("2.2.2+cu121") == numpy_requirement("2.1.0") == "numpy<2"
+    assert numpy_requirement("not a version") == "numpy"
+    rules = load_data("torch_releases")["numpy"]["rules"]
+    assert rules and all(r["source"].startswith("https://") for r in rules)

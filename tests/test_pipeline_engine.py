@@ -19,6 +19,7 @@ from gpumatrix.config.matrix import expand_cells, load_matrix
 from gpumatrix.engine.client import MANAGED_LABEL, ContainerSpec, tar_context
 from gpumatrix.host import discover_host
 from gpumatrix.results.store import ResultsDir
+from gpumatrix.images.naming import NAMESPACE_LABEL
 from gpumatrix.run.probe import probe_container_spec
 from tests.isolation import SESSION
 
@@ -132,6 +133,27 @@ def test_rerun_with_nothing_changed_builds_nothing(first_run, workdir, engine):
     assert reused.probes_reused is True and reused.timings["probe_s"] == 0.0
     assert reused.probes == after.probes and any("reusing probe results" in line for line in lines)
     assert not any("probing" in line for line in lines)
+
+
+IMPORT_CHECK = "import torch, numpy; t = torch.from_numpy(numpy.ones(2)); print(torch.__version__, numpy.__version__, t.sum().item())"
+
+
+@pytest.mark.slow
+def test_a_built_image_imports_torch_with_numpy_and_no_warning(first_run, engine):
+    """What a user does first with the image: `docker run --rm -it IMAGE python`, then import torch. NumPy is
+    where torch wants it (the venv), so nothing is printed on stderr ("Failed to initialize NumPy", or the
+    NumPy 1.x/2.x ABI complaint, would be)."""
+    _, results = first_run
+    good = _cells(results)["cpu-torch2.13.0"]
+    image = engine.image_info(good.image["tag"])
+    assert image is not None and image.labels[NAMESPACE_LABEL] == SESSION.namespace
+    for code in ("import torch", IMPORT_CHECK):
+        out = engine.run(ContainerSpec(image=good.image["tag"], command=["python", "-c", code], network_mode="none",
+                                       labels=SESSION.labels, timeout_s=300.0))
+        assert out.exit_code == 0 and out.stderr == b"", (code, out.stderr.decode(errors="replace")[-3000:])
+    torch_version, numpy_version, total = out.stdout.decode().split()
+    assert torch_version == "2.13.0+cpu" and float(total) == 2.0
+    assert f"numpy=={numpy_version}" in Path(good.logs["build"]).read_text()  # the one the wheelhouse resolved
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ from gpumatrix.host import discover_host
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.pipeline import Runner
 from gpumatrix.run.request import RunRequest
-from tests._wheels import make_wheel
+from tests._wheels import make_numpy, make_wheel
 from tests.isolation import SESSION
 from tests.fake_engine import FIXTURES, PROBE_FAIL, FakeAPI, fake_engine
 
@@ -65,6 +65,7 @@ def wheelhouse(tmp_path_factory):
     root = tmp_path_factory.mktemp("wheelhouse")
     for variant in ("cpu", "cu128"):
         make_wheel(root / "wheels-src", "torch", f"2.13.0+{variant}")
+    make_numpy(root / "wheels-src")
     with pytest.MonkeyPatch.context() as mp:
         _pip_env(mp, root / "cache")
         matrix = parse_matrix(MATRIX.format(wheels=root / "wheels-src", extra=""), root / "matrix.yaml")

@@ -24,7 +24,7 @@ from gpumatrix.images.naming import DEFAULT_NAMESPACE, NAMESPACE_ENV, NAMESPACE_
 from gpumatrix.resources import templates_dir
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.request import RunRequest
-from tests._wheels import make_wheel, pip_env
+from tests._wheels import make_numpy, make_wheel, pip_env
 from tests.engine_helpers import start_registry, stop_registry
 from tests.isolation import SESSION, TEST_SESSION_LABEL, in_user_namespace, leftovers, new_session, sweep
 
@@ -134,6 +134,7 @@ def test_the_sweep_removes_everything_a_session_made_and_nothing_else(engine, tm
     monkeypatch.setenv(NAMESPACE_ENV, session.namespace)
     monkeypatch.setenv("GPUMATRIX_CACHE_DIR", str(tmp_path / "cache"))
     make_wheel(tmp_path / "wheels", "torch", "9.9.9+cpu", payload="__version__ = '9.9.9+cpu'\n")
+    make_numpy(tmp_path / "wheels")
     (tmp_path / "matrix.yaml").write_text(TINY_MATRIX)
     control = f"{SESSION.namespace}/sweep-control:{unique}"  # the outer session's: the nested sweep keeps it
     control_id = engine.build(tar_context({"Dockerfile": f"FROM debian:bookworm-slim\nRUN echo {unique} > /c\n"
