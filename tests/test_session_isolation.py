@@ -46,6 +46,14 @@ def test_a_namespace_docker_would_refuse_is_a_usage_error(value):
     assert err.value.exit_code == ExitCode.USAGE
 
 
+def test_the_tasks_that_name_images_say_how_in_their_help():
+    from gpumatrix.tasks import ns
+
+    for name in ("matrix", "build", "probe", "clean"):
+        assert f"${NAMESPACE_ENV} (default gpumatrix)" in ns.tasks[name].__doc__, name
+    assert NAMESPACE_ENV not in ns.tasks["report"].__doc__
+
+
 def test_names_in_a_namespace():
     assert is_named_in("gpumatrix/cpu:torch2.13.0-abc", "gpumatrix")
     assert is_named_in("reg.example:5000/ml/gpumatrix/cpu@sha256:" + "a" * 64, "gpumatrix")
