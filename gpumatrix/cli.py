@@ -24,6 +24,7 @@ from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.passthrough import with_nvidia_mode
 from gpumatrix.run.pipeline import Runner
 from gpumatrix.run.preflight import passthrough_blockers
+from gpumatrix.run.progress import Progress, progress_for
 from gpumatrix.run.request import RunRequest, resumed
 
 CELL_LABEL = f"{LABEL_NS}.cell"
@@ -104,8 +105,11 @@ def save_tables(results: ResultsDir, cells, host) -> None:
                                                                 title="gpumatrix compatibility"))
 
 
-def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> str:
+def run_matrix(request: RunRequest, echo: Callable[[str], None] | None = None) -> str:
     """Build and/or probe the cells ``request`` selects, save results, and return the rendered table.
+
+    Messages and live progress go to ``echo`` as plain lines if given, else to stderr: live lines on a
+    terminal, plain lines in CI or a pipe (:func:`gpumatrix.run.progress.progress_for`).
 
     ``request.shard`` ("K/N") runs one of N even shares of the cells; ``push`` publishes each built image to a
     registry; ``pull_from`` (a registry or a build job's results folder) probes images pulled by digest
@@ -124,9 +128,11 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> st
     if request.baseline:
         load_sources([request.baseline])  # a bad baseline is a flag error before anything is built
     engine = Engine.connect()
+    progress = Progress(echo) if echo is not None else progress_for(sys.stderr)
+    echo = progress.echo
     try:
         results = ResultsDir(request.results_path)
-        runner = Runner(engine, matrix, results, request, echo=echo)
+        runner = Runner(engine, matrix, results, request, echo=echo, progress=progress)
         echo(f"host: {runner.host.host_type()}; engine {runner.host.engine.get('version')}; "
              f"{len(cells)} cells{f' (shard {request.shard})' if request.shard else ''}; images {runner.namespace}/…; "
              f"results in {results.path}")
@@ -134,6 +140,7 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] = _stderr) -> st
             echo(f"warning: {message}")
         runner.run(cells)
     finally:
+        progress.close()
         engine.close()
     loaded, host = _load(results, echo)  # read once: the saved tables and the returned one
     save_tables(results, loaded, host)

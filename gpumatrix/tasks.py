@@ -220,16 +220,26 @@ def clean(c, dry_run=False, only=None):
 
 
 @gtask(name="diagnose", help={"log": "the log to classify: a file, or - for standard input",
-                              "json": "print only {\"cause\", \"remedy\", \"evidence\"} as JSON"})
+                              "cell": "a saved cell result (results/cells/<cell>.json): diagnose its failure with "
+                                      "the facts measured for that cell (driver, torch build, device nodes, ...)",
+                              "json": "print {\"cause\", \"remedy\", \"evidence\", \"confidence\", "
+                                      "\"alternatives\"} as JSON"})
 @_exits
-def diagnose_(c, log=None, json=False):
-    """Say why a pasted log failed (traceback, build log, docker CLI error): the cause and the remedy."""
-    if log is None:
-        if sys.stdin.isatty():
-            raise UsageError("--log", "give the log to classify: a file, or '-' to read it from standard input "
-                                      "(e.g. 'docker run … 2>&1 | gpumatrix diagnose --log -')")
-        log = "-"
-    code = diagnose_main((["--json"] if json else []) + [log])
+def diagnose_(c, log=None, cell=None, json=False):
+    """Say why a pasted log or a saved cell failed (traceback, build log, docker CLI error): the cause and the remedy."""
+    if log is not None and cell is not None:
+        raise UsageError("--cell", "give either --log or --cell, not both")
+    if cell is not None:
+        source = ["--cell", cell]
+    else:
+        if log is None:
+            if sys.stdin.isatty():
+                raise UsageError("--log", "give the log to classify: a file, or '-' to read it from standard input "
+                                          "(e.g. 'docker run … 2>&1 | gpumatrix diagnose --log -'), or a saved "
+                                          "cell with --cell results/cells/<cell>.json")
+            log = "-"
+        source = [log]
+    code = diagnose_main((["--json"] if json else []) + source)
     if code:
         raise Exit(code=code)
 

@@ -16,6 +16,7 @@ from ._child import ARCH_PROBE, GPU_WORK_LAYERS, ON_CPU_MESSAGE
 from .isolation import Budget, run_facts_child, run_group
 from .model import (
     FAIL,
+    LAYERS,
     NEEDS_ACCELERATOR,
     NEEDS_NOTHING,
     SKIP,
@@ -77,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only probes whose id matches this glob (repeatable, or comma-separated)",
     )
     parser.add_argument("--list", action="store_true", help="list the selected probe ids and exit")
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="say on stderr which layer and probes run now (one '%s' line per group)" % PROGRESS_PREFIX.strip(),
+    )
     return parser
 
 
@@ -169,11 +175,24 @@ def smoke_groups(probes: Sequence[Probe]) -> List[Probe]:
     return [p._replace(group=QUICK_TORCH_GROUP) if p.needs != NEEDS_NOTHING else p for p in probes]
 
 
+PROGRESS_PREFIX = "gpumatrix-probes: "
+
+
+def say_progress(group: Sequence[Probe]) -> None:
+    """One stderr line before a group runs: ``gpumatrix-probes: layer 3 programming_interface: id, id``."""
+    layer = min(p.layer for p in group)
+    sys.stderr.write("%slayer %d %s: %s\n" % (PROGRESS_PREFIX, layer, LAYERS.get(layer, "?"),
+                                              ", ".join(p.id for p in group)))
+    sys.stderr.flush()
+
+
 def run_suite(
     probes: Sequence[Probe], quick: bool, timeout_s: Optional[float], environ: Mapping[str, str],
-    deadline_s: Optional[float] = DEADLINE_S,
+    deadline_s: Optional[float] = DEADLINE_S, progress: bool = False,
 ) -> Dict[str, Any]:
-    """Collect facts and run ``probes``; return the JSON document (schema_version 1)."""
+    """Collect facts and run ``probes``; return the JSON document (schema_version 1).
+
+    With ``progress``, a line on stderr says which layer and probes run now (see :func:`say_progress`)."""
     started = time.monotonic()
     budget = Budget(deadline_s)
     mode = "quick" if quick else "full"
@@ -201,6 +220,8 @@ def run_suite(
     results = []  # type: List[Dict[str, Any]]
     arch_problem = None  # type: Optional[str]
     for group in groups_in_order(smoke_groups(probes) if quick else probes):
+        if progress:
+            say_progress(group)
         needs_torch = [p.needs != NEEDS_NOTHING for p in group]
         decided = {}  # type: Dict[str, Dict[str, Any]]
         if not state["have_facts"] and any(needs_torch):
@@ -273,7 +294,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(probe.id)
         return EXIT_OK
     document = run_suite(probes, quick=args.quick, timeout_s=args.timeout, environ=os.environ,
-                         deadline_s=args.deadline)
+                         deadline_s=args.deadline, progress=args.progress)
     if args.json:
         sys.stdout.write(json.dumps(document, indent=2, sort_keys=True, allow_nan=False) + "\n")
     else:

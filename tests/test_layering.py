@@ -120,7 +120,7 @@ def test_the_checks_catch_a_hidden_cycle_and_a_reverse_import():
 # -- rooms: data flows config → images → run → results → report, knowledge below all ---------------------------
 # Which rooms each room may import (besides itself and the shared leaves in ANYONE); see docs/architecture.md.
 ANYONE = {"gpumatrix", "gpumatrix.errors", "gpumatrix.fsutil", "gpumatrix.resources", "gpumatrix.knowledge",
-          "gpumatrix.probes"}
+          "gpumatrix.probes", "gpumatrix.safetext"}
 MAY_IMPORT = {
     "gpumatrix.knowledge": set(),
     "gpumatrix.config": set(),

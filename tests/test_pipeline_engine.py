@@ -9,6 +9,7 @@ pays for the build and the second shows that a rerun builds nothing.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -44,14 +45,31 @@ include:
 def workdir(tmp_path_factory, engine):
     d = tmp_path_factory.mktemp("e2e")
     (d / "matrix.yaml").write_text(MATRIX)
+    FIRST_RUN_WORKDIR[:] = [d]
     return d
 
 
 @pytest.fixture(scope="module")
 def first_run(workdir):
     # rebuild=True: a real build from scratch (no layer cache) every time the suite runs.
-    table = cli.run_matrix(RunRequest(matrix_path=str(workdir / "matrix.yaml"), results_path=str(workdir / "results"), rebuild=True), echo=lambda s: None)
+    table = cli.run_matrix(RunRequest(matrix_path=str(workdir / "matrix.yaml"), results_path=str(workdir / "results"), rebuild=True), echo=FIRST_RUN_LINES.append)
     return table, ResultsDir(workdir / "results")
+
+
+class _Lines(list):
+    """What the first run printed, and the build log as it stood when each build step was announced."""
+
+    log_at_step: dict[str, str] = {}
+
+    def append(self, line: str) -> None:
+        super().append(line)
+        if line.startswith("cpu-torch2.13.0 [") and "] step " in line:
+            log = ResultsDir(FIRST_RUN_WORKDIR[0] / "results").log_path("cpu-torch2.13.0", "build")
+            self.log_at_step[line.split("] ", 1)[1]] = log.read_text() if log.exists() else ""
+
+
+FIRST_RUN_LINES = _Lines()
+FIRST_RUN_WORKDIR: list[Path] = []
 
 
 def _cells(results: ResultsDir) -> dict:
@@ -83,6 +101,20 @@ def test_matrix_builds_probes_and_tabulates(first_run):
     assert downloads["files"] >= 1 and downloads["upstream_bytes"] + downloads["cache_bytes"] > 0
     build_log = Path(good.logs["build"]).read_text()
     assert "Successfully built" in build_log and "Successfully installed" in build_log  # pip really ran
+
+    # Live progress (plain lines here: not a terminal): each line names the cell and its elapsed time; the
+    # Dockerfile steps and the probe layers are shown as they happen.
+    steps = [line for line in FIRST_RUN_LINES if line.startswith("cpu-torch2.13.0 [")]
+    assert any(re.search(r"\] step \d+/\d+: FROM ", line) for line in steps), steps
+    assert any("] probing layer 1/6 (kernel driver): kernel_driver." in line for line in steps), steps
+    assert any("] probing layer 4/6 (math libraries): math_libraries.matmul_fp32" in line for line in steps), steps
+    assert all(re.match(r"^cpu-torch2\.13\.0 \[\d+:\d\d\] \S", line) for line in steps), steps
+    # The build log is written as the build goes: when step N was announced, the file already held it.
+    at_steps = FIRST_RUN_LINES.log_at_step
+    assert len(at_steps) >= 3, at_steps
+    for step, log_then in at_steps.items():
+        number = step.split()[1].split("/")[0]
+        assert f"Step {number}/" in log_then and "Successfully built" not in log_then, step
 
     missing = cells["cpu-torch2.12.0"]
     assert missing.status == "build_error"

@@ -6,6 +6,7 @@ plain (non-editable) install works from any directory with the probes and templa
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -84,6 +85,55 @@ def test_diagnose_without_input_says_what_it_wants():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == ExitCode.USAGE
     assert b"--log: give the log to classify" in output
+
+
+def _saved_cell() -> dict:
+    # a failed cell as CellResult.to_dict() writes it: driver 535 on the host, a cu128 image whose torch
+    # says the driver is too old (https://github.com/lllyasviel/Fooocus/issues/1313 for the message)
+    return {
+        "schema_version": 1, "cell_id": "cu128-torch2.9.1", "base_id": "cuda12.8", "base_image": "nvidia/cuda",
+        "vendor": "nvidia", "variant": "cu128", "torch": "2.9.1", "python": "3.12", "status": "fail",
+        "host": {"gpus": [{"vendor": "nvidia", "index": 0, "name": "NVIDIA GeForce RTX 3090", "arch": "sm_86"}],
+                 "nvidia_driver": "535.104.05", "amd_driver": None, "dev_kfd": False,
+                 "engine": {"runtimes": ["io.containerd.runc.v2", "nvidia", "runc"]}},
+        "probes": {"facts": {"torch": {"version": "2.9.1+cu128", "cuda": "12.8", "hip": None, "available": False,
+                                       "arch_list": ["sm_80", "sm_86", "sm_90", "sm_120"]},
+                             "devices": [], "shm_bytes": 67108864, "driver": {"nvidia": {"version": "535.104.05"}}},
+                   "probes": [{"id": "cuda_init", "layer": 2, "status": "fail",
+                               "message": "RuntimeError: The NVIDIA driver on your system is too old "
+                                          "(found version 12020)."}]},
+        "env": {},
+    }
+
+
+def test_diagnose_a_saved_cell_with_its_facts(tmp_path):
+    path = tmp_path / "cu128-torch2.9.1.json"
+    path.write_text(json.dumps(_saved_cell()), encoding="utf-8")
+    done = gpumatrix("diagnose", "--cell", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    # decided by the cell's facts (driver 535 < the CUDA 12.8 minimum), not only by the probe's message
+    assert out["cause"] == "driver_too_old" and "535.104.05" in out["evidence"] and "12.8" in out["evidence"]
+    # the same message pasted as a log has no facts to compare versions with
+    log = tmp_path / "probe.log"
+    log.write_text(_saved_cell()["probes"]["probes"][0]["message"], encoding="utf-8")
+    assert "535.104.05" not in json.loads(gpumatrix("diagnose", "--log", str(log), "--json").stdout)["evidence"]
+    assert "--cell" in gpumatrix("diagnose", "--help").stdout
+
+
+@pytest.mark.parametrize("argv,code,needle", [
+    (["--cell", "CELL", "--log", "-"], ExitCode.USAGE, "--cell: give either --log or --cell, not both"),
+    (["--cell", "NOT_A_CELL"], ExitCode.USAGE, "is not a cell result"),
+])
+def test_diagnose_cell_usage_errors(argv, code, needle, tmp_path):
+    cell = tmp_path / "cell.json"
+    cell.write_text(json.dumps(_saved_cell()), encoding="utf-8")
+    other = tmp_path / "other.json"
+    other.write_text("[1, 2]", encoding="utf-8")
+    argv = [str(cell) if a == "CELL" else str(other) if a == "NOT_A_CELL" else a for a in argv]
+    done = gpumatrix("diagnose", *argv)
+    assert done.returncode == code, (done.returncode, done.stderr)
+    assert needle in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
 def test_readme_lists_the_exit_codes_of_the_code():

@@ -144,6 +144,7 @@ def _valid_doc() -> dict:
     {"probes": {"probes": [{"id": "a.b", "layer": "four", "status": "fail"}]}},
     {"probes": {"probes": [{"id": "a.b", "layer": 4.5, "status": "fail"}]}},
     {"probes": {"probes": [1]}}, {"host": {"gpus": [1]}}, {"host": {"gpus": [{"name": ["x"]}]}},
+    {"host": {"gpus": True}},  # found by the fuzz test below: iterating it was a TypeError
     {"image": {"id": 7}}, {"diagnosis": {"cause": {"x": 1}}}, {"timings": {"build_s": "slow"}},
     {"reason": 3}, {"schema_version": True}, {"cell_id": " "}, {"probes": {"probes": [], "verdict": [1]}},
 ])

@@ -431,3 +431,36 @@ def test_an_unreachable_engine_is_a_clear_error_before_anything_runs(tmp_path, w
     assert "cannot reach the Docker engine at unix:///nonexistent/docker.sock: no such socket" in str(info.value)
     assert "DOCKER_HOST" in str(info.value)
     assert not (tmp_path / "results" / "summary.json").exists()
+
+
+# -- one probe run per probe key within a run ---------------------------------------------------------------
+def test_cells_with_the_same_image_and_settings_share_one_probe_run(tmp_path, wheelhouse):
+    """A release and the same file as a local wheel entry: one image, and one probe run for both cells."""
+    engine, api = fake_engine()
+    (wheel,) = (wheelhouse / "wheels-src").glob("torch-2.13.0+cpu-*.whl")
+    matrix, cells = matrix_at(tmp_path, wheelhouse, f"  - {{wheel: {wheel}, vendor: cpu}}\n")
+    chosen = [c for c in cells if c.base.id == "cpu"]
+    assert sorted(c.id for c in chosen) == [CPU, f"{CPU}+cpu"]
+    lines: list[str] = []
+    summary = run(engine, matrix, tmp_path / "results", chosen, cpu_host(engine, tmp_path), lines, jobs=2)
+    results = saved(tmp_path / "results")
+    assert summary["cells"] == {CPU: "pass", f"{CPU}+cpu": "pass"}
+    assert len(api.called("build")) == 1 and len(api.called("create_container")) == 1
+    (ran,) = [r for r in results.values() if not r["probes_reused"]]
+    (shared,) = [r for r in results.values() if r["probes_reused"]]
+    assert shared["probes_from"] == ran["cell_id"] and ran["probes_from"] is None
+    assert shared["probes"] == ran["probes"] and shared["probe_key"] == ran["probe_key"]
+    assert shared["image"]["id"] == ran["image"]["id"] and shared["timings"]["probe_s"] == 0.0
+    assert f"{shared['cell_id']}: pass: probes shared with {ran['cell_id']}" in " ".join(lines)
+
+
+def test_a_twin_probes_itself_when_the_first_probe_run_ended_in_an_error(tmp_path, wheelhouse):
+    engine, api = fake_engine()
+    (wheel,) = (wheelhouse / "wheels-src").glob("torch-2.13.0+cpu-*.whl")
+    matrix, cells = matrix_at(tmp_path, wheelhouse, f"  - {{wheel: {wheel}, vendor: cpu}}\n")
+    api.probe_output[CPU] = api.probe_output[f"{CPU}+cpu"] = b""  # prints nothing: an error, not a verdict
+    chosen = [c for c in cells if c.base.id == "cpu"]
+    summary = run(engine, matrix, tmp_path / "results", chosen, cpu_host(engine, tmp_path), jobs=1)
+    assert len(api.called("create_container")) == 2  # an error is not assumed to repeat: the twin probed
+    assert summary["cells"] == {CPU: "error", f"{CPU}+cpu": "error"}
+    assert not any(r["probes_from"] or r["probes_reused"] for r in saved(tmp_path / "results").values())

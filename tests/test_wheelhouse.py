@@ -20,7 +20,7 @@ def index(tmp_path, monkeypatch):
     idx = IndexServer()
     src = tmp_path / "src"
     for wheel in (make_wheel(src, "torch", "9.9.9+cpu", requires=("gmtestdep>=1",)),
-                  make_wheel(src, "gmtestdep", "1.0", payload="x = 1\n" * 50_000)):
+                  make_wheel(src, "gmtestdep", "1.0", payload="x = 1\n" * 100_000)):
         idx.add(wheel)
     pip_env(monkeypatch, f"{idx.url}/simple")
     yield idx
@@ -52,6 +52,20 @@ def test_pip_download_argv_targets_the_image():
     assert r.pip_args()[-11:] == ["--extra-index-url", "https://download.pytorch.org/whl/cu130", "--find-links",
                                   "/wh", "--cert", "/ca.pem", "--no-input", "--progress-bar", "off",
                                   "--disable-pip-version-check", "torch==1+cu130"]
+
+
+def test_pip_says_what_it_downloads_and_its_bytes_as_it_goes(index, tmp_path):
+    heard: list[tuple[str, bool]] = []
+    resolved = Wheelhouse(tmp_path / "cache", resolve_ttl_s=0).resolve(
+        request(), on_activity=lambda text, frequent: heard.append((text, frequent)))
+    assert heard[0] == ("resolving torch's wheels with the host's pip", False)
+    dep = next(w for w in resolved.wheels if w.name.startswith("gmtestdep"))
+    assert any(text.startswith(f"downloading {dep.name}") and not frequent for text, frequent in heard), heard
+    # pip >= 24.1 (./dev installs it) prints "Progress N of M" for a file over 512 KB; it is shown as bytes
+    # of the total, never kept
+    total = f"of {dep.size / 1e6:.1f} MB"
+    assert (f"downloading {dep.name}: {dep.size / 1e6:.1f} {total}", True) in heard, heard
+    assert not any("Progress" in text for text, _ in heard)
 
 
 def test_each_wheel_is_downloaded_once_per_host(index, tmp_path):

@@ -289,11 +289,19 @@ def parse_docker(lines: list[str]) -> Facts:
 
 # ---------------------------------------------------------------- pip
 
-_PIP_NO_MATCH = re.compile(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9_.\-]{0,80})"
+# pip says both "Could not find a version that satisfies the requirement R" and "No matching
+# distribution found for R"; a pasted log often keeps only one of them.
+_PIP_NO_MATCH = re.compile(r"(?:No matching distribution found for|satisfies the requirement) "
+                           r"([A-Za-z0-9][A-Za-z0-9_.\-]{0,80})"
                            r"(?:\[[^\]]{0,80}\])? ?(?:(===|==|>=|<=|~=|!=|>|<) ?([A-Za-z0-9_.+!*\-]{1,60}))?")
-_PIP_FROM_VERSIONS = re.compile(r"satisfies the requirement [^ ]{1,200} ?\(from versions: ([^)]{0,4000})\)")
+# "(from versions: ...)" may follow pip's note on where the requirement came from, e.g.
+# "(from -r requirements.txt (line 4))".
+_PIP_FROM_VERSIONS = re.compile(r"satisfies the requirement [^ ]{1,200} ?"
+                                r"(?:\(from (?!versions)[^()]{0,200}(?:\([^()]{0,40}\))?[^()]{0,40}\) ?)?"
+                                r"\(from versions: ([^)]{0,4000})\)")
 _PIP_INDEXES = re.compile(r"Looking in (?:indexes|links): (.{1,1000})$")
 _PIP_MARKER = re.compile(r"Retrying \(Retry\(|pip\._vendor|Could not fetch URL|No matching distribution|"
+                         r"Could not find a version that satisfies|"
                          r"Looking in (?:indexes|links)|ERROR: Exception:|Could not install packages")
 _PIP_NETWORK = re.compile(
     r"Failed to establish a new connection|Temporary failure in name resolution|Network is unreachable|"
@@ -408,6 +416,12 @@ _APT_UNREACHABLE = re.compile(r"Temporary failure resolving '([^']{1,100})'|Coul
                               r"Could not connect to ([A-Za-z0-9.\-]{1,100})|Unable to connect to "
                               r"([A-Za-z0-9.\-]{1,100})|Failed to fetch https?://([A-Za-z0-9.\-]{1,100})[^ ]{0,300}"
                               r"\s{1,4}(?:Could not|Connection|Temporary)")
+# A repository apt refuses because no key in the image verifies it. The host is on the line of the
+# message, or (NO_PUBKEY on its own line) on the "Err:N URL" line before it.
+_APT_UNTRUSTED = re.compile(r"GPG error: https?://([A-Za-z0-9.\-]{1,100})|"
+                            r"The repository '[a-z]{2,8}://([A-Za-z0-9.\-]{1,100})[^']{0,300}' is not signed")
+_APT_KEY_MISSING = re.compile(r"NO_PUBKEY [0-9A-Fa-f]{8,40}|EXPKEYSIG [0-9A-Fa-f]{8,40}")
+_APT_ERR_HOST = re.compile(r"^\s{0,8}(?:Err|Ign|Get|Hit):\d{1,4} https?://([A-Za-z0-9.\-]{1,100})")
 _APT_MISSING = re.compile(r"E: Unable to locate package ([^\s]{1,100})|E: Package '([^']{1,100})' has no "
                           r"installation candidate|E: Version '[^']{1,60}' for '([^']{1,100})' was not found|"
                           r"Can't select candidate version from package ([^\s]{1,100}) as it has no candidate")
@@ -416,11 +430,21 @@ _APT_MISSING = re.compile(r"E: Unable to locate package ([^\s]{1,100})|E: Packag
 def parse_apt(lines: list[str]) -> Facts:
     """apt-get's failures -> facts."""
     host = None
+    untrusted = None
+    last_repo = None
     missing: list[str] = []
     for line in lines:
         unreachable = _APT_UNREACHABLE.search(line)
         if unreachable and host is None:
             host = next(g for g in unreachable.groups() if g)
+        repo = _APT_ERR_HOST.search(line)
+        if repo:
+            last_repo = repo.group(1)
+        refused = _APT_UNTRUSTED.search(line)
+        if refused and untrusted is None:
+            untrusted = next(g for g in refused.groups() if g)
+        elif untrusted is None and _APT_KEY_MISSING.search(line):
+            untrusted = last_repo or "an apt repository"
         found = _APT_MISSING.search(line)
         if found:
             package = next(g for g in found.groups() if g)
@@ -429,6 +453,8 @@ def parse_apt(lines: list[str]) -> Facts:
     facts: Facts = {}
     if host:
         facts["apt_unreachable_host"] = host
+    if untrusted:
+        facts["apt_untrusted_host"] = untrusted
     if missing:
         facts["apt_missing_packages"] = missing
     if facts:
@@ -451,9 +477,11 @@ TRIGGERS: dict[Callable[[list[str]], Facts], tuple[str, ...]] = {
                       "amdgpu not found", "driver not initialized", "unable to detect any gpu"),
     parse_docker: ("runtimes:", "custom device"),
     parse_pip: ("retrying (retry(", "pip._vendor", "could not fetch url", "no matching distribution",
+                "could not find a version that satisfies",
                 "looking in", "error: exception:", "could not install packages"),
     parse_apt: ("temporary failure resolving", "could not resolve", "could not connect", "unable to connect",
-                "failed to fetch", "unable to locate package", "installation candidate", "select candidate"),
+                "failed to fetch", "unable to locate package", "installation candidate", "select candidate",
+                "no_pubkey", "expkeysig", "is not signed", "gpg error"),
 }
 
 

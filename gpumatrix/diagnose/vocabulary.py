@@ -115,6 +115,8 @@ _FACT_LIST: tuple[Fact, ...] = (
     Fact("pip_unreachable_host", "str", "The index host pip could not reach."),
     Fact("apt_unreachable_host", "str", "The apt repository host that could not be reached."),
     Fact("apt_missing_packages", "list[str]", "Packages apt could not find or has no candidate for."),
+    Fact("apt_untrusted_host", "str", "The apt repository host apt refused because it could not verify its "
+                                      "signature (NO_PUBKEY, not signed)."),
     # --- probes and reports
     Fact("probe_failures", "list[dict]", "Failed probes {id, layer, status, message}; their messages are read as "
                                          "log text."),

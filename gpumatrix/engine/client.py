@@ -12,6 +12,7 @@ import functools
 import io
 import os
 import tarfile
+import threading
 import time
 from typing import Callable, Mapping, Sequence
 
@@ -317,8 +318,11 @@ class Engine:
                              host_config=dict(data.get("HostConfig") or {}))
 
     @_engine_op("running a container")
-    def run(self, spec: ContainerSpec) -> ContainerOutcome:
-        """Run a container to completion (or its timeout), collect bounded output, and always remove it."""
+    def run(self, spec: ContainerSpec, on_stderr: Callable[[str], None] | None = None) -> ContainerOutcome:
+        """Run a container to completion (or its timeout), collect bounded output, and always remove it.
+
+        ``on_stderr`` hears each line of the container's stderr while it runs (from a thread of its own;
+        lines are cut at 4 KB, and the output itself is still collected, bounded, at the end)."""
         container_id = self.create_container(spec)
         started = time.monotonic()
         timed_out = False
@@ -327,6 +331,9 @@ class Engine:
                 self.api.start(container_id)
             except docker.errors.APIError as err:
                 raise EngineOperationError(f"starting the container: {_reason(err)}") from err
+            if on_stderr is not None:
+                threading.Thread(target=self._follow_stderr, args=(container_id, on_stderr, spec.output_cap),
+                                 name=f"stderr-{container_id[:12]}", daemon=True).start()
             try:
                 status = self.api.wait(container_id, timeout=spec.timeout_s)
                 exit_code = status.get("StatusCode")
@@ -350,6 +357,23 @@ class Engine:
                                     host_config=state.get("HostConfig") or {})
         finally:
             self.remove_container(container_id)
+
+    def _follow_stderr(self, container_id: str, on_line: Callable[[str], None], cap: int) -> None:
+        """Read a running container's stderr as it comes, a line at a time, until it ends or ``cap`` bytes."""
+        pending, seen = b"", 0
+        try:
+            for chunk in self.api.logs(container_id, stdout=False, stderr=True, stream=True, follow=True):
+                seen += len(chunk)
+                pending += chunk
+                *whole, pending = pending.split(b"\n")
+                for line in whole:
+                    on_line(line[:4096].decode("utf-8", errors="replace"))
+                if len(pending) > 4096:  # a line that never ends is not a progress line
+                    pending = b""
+                if seen > cap:
+                    break
+        except Exception:  # noqa: BLE001 - progress is optional: the container's outcome is read apart
+            return
 
     def _logs(self, container_id: str, stdout: bool, cap: int) -> bytes:
         """At most ``cap`` bytes of a container's stdout or stderr (its output is untrusted and may be huge).

@@ -15,18 +15,18 @@ import platform
 import re
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import IO, Callable, Mapping
 
 from gpumatrix import __version__
 from gpumatrix.config.matrix import Cell, Matrix
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError, tar_context
 from gpumatrix.errors import BuildError
-from gpumatrix.fsutil import write_text_atomic
 from gpumatrix.images.naming import NAMESPACE_BUILD_ARG, NAMESPACE_LABEL, image_namespace, repository
 from gpumatrix.images.serve import WheelServer
-from gpumatrix.images.wheelhouse import ResolvedWheels, Wheelhouse, request_for
+from gpumatrix.images.wheelhouse import Activity, ResolvedWheels, Wheelhouse, request_for
 from gpumatrix.knowledge.releases import numpy_requirement
 from gpumatrix.resources import templates_dir
 
@@ -72,13 +72,15 @@ def _safe_tag_part(text: str) -> str:
 
 
 def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, base_image_id: str | None,
-                         log_path: Path | None = None, namespace: str | None = None) -> BuildRecipe:
+                         log_path: Path | None = None, on_activity: Activity | None = None,
+                         namespace: str | None = None) -> BuildRecipe:
     """Everything needed to build ``cell``; the tag is ``{namespace}/{base id}:torch{version}-{hash of its inputs}``.
 
     Resolves the cell's torch, with the NumPy it imports, with the host's pip into ``wheelhouse`` (downloading
-    what is not there yet; if pip fails, its output goes to ``log_path``), because the tag covers the wheels'
-    bytes. ``namespace`` defaults to :func:`~gpumatrix.images.naming.image_namespace`; it names the image and
-    labels it, and is not an input of the hash (the same inputs are the same hash in every namespace)."""
+    what is not there yet, telling ``on_activity`` as it goes; if pip fails, its output goes to ``log_path``),
+    because the tag covers the wheels' bytes. ``namespace`` defaults to
+    :func:`~gpumatrix.images.naming.image_namespace`; it names the image and labels it, and is not an input of
+    the hash (the same inputs are the same hash in every namespace)."""
     namespace = namespace or image_namespace()
     folder = templates_dir()
     template = TEMPLATE_FOR_VENDOR[cell.vendor]
@@ -90,7 +92,7 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
     request = request_for(requirement, cell.python, matrix.index_url, cell.base.variant, matrix.wheelhouse,
                           matrix.ca_bundle, arch=platform.machine(),
                           companions=(numpy_requirement(cell.torch.version),))
-    wheels = wheelhouse.resolve(request, log_path)
+    wheels = wheelhouse.resolve(request, log_path, on_activity)
     args = {"BASE_IMAGE": cell.base.image, "PYTHON_VERSION": cell.python,
             "TORCH_REQUIREMENT": wheels.torch_requirement, "NUMPY_REQUIREMENT": wheels.pin("numpy")}
     inputs = {
@@ -128,8 +130,34 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_STEP = re.compile(r"^Step (\d+)/(\d+) : (.+)$")
+LOG_LINES_KEPT = 5000  # in memory, to find the telling line of a failure; the file has every line
+
+
+def build_step(line: str) -> str | None:
+    """``step 5/9: RUN /tmp/install-torch.sh`` for the classic builder's ``Step 5/9 : RUN …`` line, else None."""
+    m = _STEP.match(line.strip())
+    return f"step {m.group(1)}/{m.group(2)}: {m.group(3)}" if m else None
 # Lines that say why a step failed, most telling first: our scripts, pip, apt.
 _CAUSE_LINES = (re.compile(r"^gpumatrix: .+"), re.compile(r"^ERROR: (?!The command ).+"), re.compile(r"^E: .+"))
+
+
+def _open_log(path: Path | None) -> IO[str] | None:
+    if path is None:
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "w", encoding="utf-8", errors="replace", buffering=1)  # line-buffered: readable live
+    except OSError:
+        return None
+
+
+def _close_log(f: IO[str] | None) -> None:
+    if f is not None:
+        try:
+            f.close()
+        except OSError:
+            pass
 
 
 def explain_build_failure(lines: list[str], engine_reason: str) -> str:
@@ -187,27 +215,39 @@ def _build(engine: Engine, recipe: BuildRecipe, server: WheelServer | None, log_
     wheels_url = server.publish(recipe.wheels)  # re-hashes every wheel first
     started = time.monotonic()
     total = sum(w.size for w in recipe.wheels.wheels)
-    lines: list[str] = [f"gpumatrix: installing {recipe.torch_requirement} and "
-                        f"{recipe.build_args.get('NUMPY_REQUIREMENT')} from {len(recipe.wheels.wheels)} "
-                        f"wheels ({total / 1e6:.1f} MB) in the host's wheelhouse, sha256-checked"]
+    lines: deque[str] = deque(maxlen=LOG_LINES_KEPT)
+    # The log is written as the build goes (``tail -f`` it), from its first line: a rerun's log
+    # replaces the previous build's at once. If it cannot be written (a full disk), the build goes on.
+    log_file = _open_log(log_path)
+
+    def write(line: str) -> None:
+        nonlocal log_file
+        if log_file is not None:
+            try:
+                log_file.write(line + "\n")
+            except OSError:
+                _close_log(log_file)
+                log_file = None
 
     def log(line: str) -> None:
         line = _ANSI.sub("", line)
         lines.append(line)
+        write(line)
         if on_line:
             on_line(line)
 
+    write(f"gpumatrix: installing {recipe.torch_requirement} and {recipe.build_args.get('NUMPY_REQUIREMENT')} "
+          f"from {len(recipe.wheels.wheels)} wheels ({total / 1e6:.1f} MB) in the host's wheelhouse, sha256-checked")
     try:
         args = {**recipe.build_args, "WHEELS_URL": wheels_url, NAMESPACE_BUILD_ARG: recipe.namespace}
         image_id = engine.build(tar_context(recipe.files), recipe.tag, args, recipe.labels, log, network_mode="host",
                                 nocache=force)
     except BuildError as err:
         err.log_path = str(log_path) if log_path else None
-        err.reason = explain_build_failure(lines[1:], err.reason)
+        err.reason = explain_build_failure(list(lines), err.reason)
         raise
     finally:
-        if log_path is not None:
-            write_text_atomic(log_path, "\n".join(lines) + "\n")
+        _close_log(log_file)
     info = engine.image_info(recipe.tag)
     return BuiltImage(recipe.cell_id, recipe.tag, image_id, info.repo_digests if info else (), False,
                       time.monotonic() - started, str(log_path) if log_path else None)

@@ -14,8 +14,11 @@ from gpumatrix.errors import BuildError
 from gpumatrix.images.naming import repository_of
 
 
-def acquire_ready_image(engine: Engine, ref: str, echo: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """The ``image`` record of a ready-made cell: pulled by digest (or reused when that digest is here)."""
+def acquire_ready_image(engine: Engine, ref: str, echo: Callable[[str], None] = lambda s: None,
+                        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The ``image`` record of a ready-made cell: pulled by digest (or reused when that digest is here).
+
+    ``echo`` gets what happened; ``progress`` (default: ``echo``) the pull's bytes every few seconds."""
     note = None
     if "@sha256:" in ref:
         pinned = ref
@@ -37,7 +40,7 @@ def acquire_ready_image(engine: Engine, ref: str, echo: Callable[[str], None] = 
     if not reused:
         echo(f"pulling {pinned}")
         try:
-            info = engine.pull_by_digest(pinned, progress=echo)
+            info = engine.pull_by_digest(pinned, progress=progress or echo)
         except EngineOperationError as err:
             raise BuildError(f"cannot pull {pinned}: {err.reason}") from err
     else:

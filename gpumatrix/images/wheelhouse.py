@@ -32,7 +32,7 @@ import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import platformdirs
 
@@ -53,6 +53,11 @@ _SAVED = re.compile(r"^\s*Saved (.+)$")
 _ALREADY = re.compile(r"^\s*File was already downloaded (.+)$")
 _PROCESSING = re.compile(r"^\s*Processing (/\S+?\.whl)(?: \(from .*\))?$")
 _DOWNLOADED = re.compile(r"^Successfully downloaded (.+)$")
+_DOWNLOADING = re.compile(r"^\s*Downloading (\S+)(?: \(([^)]*)\))?\s*$")
+_RAW_PROGRESS = re.compile(r"^Progress (\d+) of (\d+)\s*$")
+# pip prints "Progress N of M" lines (``--progress-bar raw``) since 24.1.
+RAW_PROGRESS_PIP = (24, 1)
+Activity = Callable[[str, bool], None]  # (what pip does now, is it frequent detail such as bytes)
 _WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 
 
@@ -87,7 +92,7 @@ class WheelRequest:
     ca_bundle: str | None = None
     arch: str | None = None
 
-    def pip_args(self) -> list[str]:
+    def pip_args(self, progress_bar: str = "off") -> list[str]:
         """``pip download`` arguments after ``-d FOLDER`` (an argv list: nothing here reaches a shell)."""
         py = self.python.replace(".", "")
         args = ["--only-binary=:all:", "--python-version", self.python, "--implementation", "cp",
@@ -100,7 +105,7 @@ class WheelRequest:
             args += ["--find-links", loc]
         if self.ca_bundle:
             args += ["--cert", self.ca_bundle]
-        return args + ["--no-input", "--progress-bar", "off", "--disable-pip-version-check", self.requirement,
+        return args + ["--no-input", "--progress-bar", progress_bar, "--disable-pip-version-check", self.requirement,
                        *self.companions]
 
     def key(self) -> str:
@@ -206,12 +211,14 @@ class Wheelhouse:
         self._verified: set[tuple[str, str, int, int]] = set()
 
     # -- resolving ------------------------------------------------------------
-    def resolve(self, request: WheelRequest, log_path: Path | None = None) -> ResolvedWheels:
+    def resolve(self, request: WheelRequest, log_path: Path | None = None,
+                on_activity: Activity | None = None) -> ResolvedWheels:
         """The wheels ``request`` installs, downloaded into :attr:`folder` if they are not there yet.
 
         Within one process a request is resolved once; across runs a resolution younger than the TTL
         is reused when all its wheels are still there unchanged. A failure raises :class:`BuildError`
-        with pip's telling line, and pip's whole output is written to ``log_path``."""
+        with pip's telling line, and pip's whole output is written to ``log_path``. ``on_activity`` hears
+        what pip does as it goes: the file it downloads, and its bytes of the total (pip >= 24.1)."""
         key = request.key()
         with self._lock:
             lock = self._locks.setdefault(key, threading.Lock())
@@ -223,7 +230,7 @@ class Wheelhouse:
                 return replace(first, fetched_bytes=0, reused_bytes=sum(w.size for w in first.wheels),
                                fetched_files=0)
             try:
-                resolved = self._recent(key) or self._download(request, key, log_path)
+                resolved = self._recent(key) or self._download(request, key, log_path, on_activity)
             except BuildError as err:
                 self._memo[key] = err
                 raise
@@ -279,12 +286,15 @@ class Wheelhouse:
         finally:
             os.close(fd)
 
-    def _download(self, request: WheelRequest, key: str, log_path: Path | None) -> ResolvedWheels:
+    def _download(self, request: WheelRequest, key: str, log_path: Path | None,
+                  on_activity: Activity | None = None) -> ResolvedWheels:
+        if on_activity is not None:
+            on_activity("resolving torch's wheels with the host's pip", False)
         with self._host_lock():
             self.folder.mkdir(parents=True, exist_ok=True)
             saved_now: dict[str, Wheel] = {}
             for attempt in (1, 2):
-                saved, already, sources, output = self._run_pip(request, log_path)
+                saved, already, sources, output = self._run_pip(request, log_path, on_activity)
                 saved_now.update({n: self._record(n) for n in saved})
                 # A file pip found in place is ours only if we recorded it and it is unchanged, and,
                 # when it came from a local folder, if it still has that file's bytes. Anything else
@@ -312,18 +322,14 @@ class Wheelhouse:
                           + "\n")
         return resolved
 
-    def _run_pip(self, request: WheelRequest, log_path: Path | None
+    def _run_pip(self, request: WheelRequest, log_path: Path | None, on_activity: Activity | None = None
                  ) -> tuple[list[str], list[str], dict[str, Path], str]:
-        argv = self.pip + ["download", "-d", str(self.folder)] + request.pip_args()
-        try:
-            proc = subprocess.run(argv, cwd=self.root, env=_pip_environment(), stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
-            output = proc.stdout + proc.stderr
-        except subprocess.TimeoutExpired as err:
-            partial = err.stdout.decode("utf-8", "replace") if isinstance(err.stdout, bytes) else (err.stdout or "")
-            proc, output = None, f"pip download did not finish within {PIP_TIMEOUT_S} s\n{partial}"
+        raw = on_activity is not None and self._pip_has_raw_progress()
+        argv = self.pip + ["download", "-d", str(self.folder)] + request.pip_args("raw" if raw else "off")
+        code, output = _run_streaming(argv, cwd=self.root, env=_pip_environment(), timeout_s=PIP_TIMEOUT_S,
+                                      on_activity=on_activity)
         output = redact(output)
-        if proc is None or proc.returncode != 0:
+        if code != 0:
             if log_path is not None:  # only then: a cell's build log is its image's, not a later resolution's
                 log_path.parent.mkdir(parents=True, exist_ok=True)
                 write_text_atomic(log_path, f"$ {redact(' '.join(argv))}\n{output}")
@@ -347,6 +353,19 @@ class Wheelhouse:
             raise BuildError(f"could not tell which files pip downloaded for {redact(request.requirement)} "
                              f"(pip said: {names})", log_tail=output[-4000:])
         return saved, [n for n in already if n not in saved], sources, output
+
+    def _pip_has_raw_progress(self) -> bool:
+        """Whether this wheelhouse's pip prints its download progress as lines (``--progress-bar raw``)."""
+        if self.pip != [sys.executable, "-m", "pip"]:
+            return False
+        from importlib.metadata import PackageNotFoundError, version
+
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            return Version(version("pip")).release[:2] >= RAW_PROGRESS_PIP
+        except (PackageNotFoundError, InvalidVersion):
+            return False
 
     # -- using ----------------------------------------------------------------
     def verify(self, resolved: ResolvedWheels) -> list[str]:
@@ -398,6 +417,47 @@ def _pip_environment() -> dict[str, str]:
     host's own environment, not an image's, and do not (PIP_CONSTRAINT overrides pip.conf's ``constraint``;
     pip ignores an empty value, so it names an empty file)."""
     return {**os.environ, "PIP_CONSTRAINT": os.devnull}
+
+
+def _run_streaming(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float,
+                   on_activity: Activity | None) -> tuple[int | None, str]:
+    """Run pip, reading its output line by line as it comes: (exit code or None if killed at the timeout,
+    its output without the progress lines). ``on_activity`` hears each file pip downloads and its bytes."""
+    timed_out = threading.Event()
+    lines: list[str] = []
+    current = "a file"
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace") as proc:
+
+        def kill() -> None:
+            timed_out.set()
+            proc.kill()
+
+        timer = threading.Timer(timeout_s, kill)
+        timer.daemon = True
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if m := _RAW_PROGRESS.match(line):
+                    done, total = int(m.group(1)), int(m.group(2))
+                    if on_activity is not None and total:
+                        on_activity(f"downloading {current}: {done / 1e6:.1f} of {total / 1e6:.1f} MB", True)
+                    continue  # shown, not kept: a 3 GB download prints thousands of them
+                lines.append(line)
+                if on_activity is not None and (m := _DOWNLOADING.match(line)):
+                    # the file's name only: never a URL's credentials, query or fragment
+                    current = urllib.parse.unquote(re.split(r"[?#]", m.group(1))[0].rsplit("/", 1)[-1])[:120]
+                    on_activity(f"downloading {current}" + (f" ({m.group(2)})" if m.group(2) else ""), False)
+            code = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+    output = "".join(lines)
+    if timed_out.is_set():
+        return None, f"pip download did not finish within {timeout_s:.0f} s\n{output}"
+    return code, output
 
 
 def _telling_line(output: str) -> str | None:

@@ -127,7 +127,8 @@ def _check(problems: list[str], where: str, mapping: Mapping[str, Any], fields: 
 _TOP = {"cell_id": _STR, "base_id": _STR, "base_image": _STR, "vendor": _STR, "variant": _STR, "torch": _STR,
         "python": _STR, "status": _STR, "reason": _OPT_STR, "image": "an object or null", "host": "an object",
         "probes": "an object or null", "diagnosis": "an object or null", "timings": "an object",
-        "logs": "an object", "env": "an object", "probe_key": _OPT_STR, "probes_reused": "a boolean"}
+        "logs": "an object", "env": "an object", "probe_key": _OPT_STR, "probes_reused": "a boolean",
+        "probes_from": _OPT_STR}
 _REQUIRED = ("cell_id", "base_id", "base_image", "vendor", "variant", "torch", "python", "status")
 _IMAGE = {"id": _OPT_STR, "tag": _OPT_STR, "pushed": _OPT_STR, "pulled": _OPT_STR, "repo_digests": "a list of strings"}
 _HOST = {"hostname": _OPT_STR, "gpus": "a list of objects", "gpu_archs": "a list of strings",
@@ -161,7 +162,8 @@ def result_problems(data: Any) -> list[str]:
         _check(problems, "image.", data["image"], _IMAGE)
     if isinstance(data.get("host"), dict):
         _check(problems, "host.", data["host"], _HOST)
-        for i, gpu in enumerate(data["host"].get("gpus") or []):
+        gpus = data["host"].get("gpus")
+        for i, gpu in enumerate(gpus if isinstance(gpus, list) else []):
             if isinstance(gpu, dict):
                 _check(problems, f"host.gpus[{i}].", gpu, _GPU)
     if isinstance(data.get("probes"), dict):
@@ -202,7 +204,8 @@ class CellResult:
     env: Mapping[str, str] = field(default_factory=dict)
     # Identifies what the probes saw (image, probe suite, host, env, mode); see Runner.probe_key.
     probe_key: str | None = None
-    probes_reused: bool = False
+    probes_reused: bool = False  # the probes did not run for this result: a saved or a twin's run stands
+    probes_from: str | None = None  # the cell of this run whose probe run it shares (the same probe key)
     schema_version: int = RESULT_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -285,7 +288,7 @@ class ResultsDir:
         except ResultWriteError as err:
             full = err.errno in (errno.ENOSPC, errno.EDQUOT)
             failed = replace(result, status="error", reason=str(err), probes=None, probes_reused=False,
-                             diagnosis={"cause": "disk_full" if full else "unknown", "evidence": err.reason,
+                             probes_from=None, diagnosis={"cause": "disk_full" if full else "unknown", "evidence": err.reason,
                                         "remedy": "free space on the results folder's disk" if full else
                                         "fix the results folder (permissions, space)", "rule": None})
             try:

@@ -27,7 +27,7 @@ from gpumatrix.diagnose import diagnose, facts_from_cell_result, failure_text_of
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
 from gpumatrix.errors import BuildError, UsageError
 from gpumatrix.host import HostInfo, discover_host
-from gpumatrix.images.build import BuildRecipe, build_image, ensure_base, render_build_context
+from gpumatrix.images.build import BuildRecipe, build_image, build_step, ensure_base, render_build_context
 from gpumatrix.images.naming import image_namespace
 from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
@@ -38,6 +38,7 @@ from gpumatrix.results.store import CellResult, ResultsDir, ResultWriteError
 from gpumatrix.run.liveness import owner_alive
 from gpumatrix.run.plan import plan_cells
 from gpumatrix.run.probe import SESSION_ID, compile_cache_dir, probe_container_spec, run_probes, write_peaks_file
+from gpumatrix.run.progress import Progress
 from gpumatrix.run.pull import pull_cell_image
 from gpumatrix.run.request import RunRequest, remembered
 from gpumatrix.run.reuse import probe_key
@@ -52,6 +53,15 @@ class ResumeImpossible(UsageError):
 
     def __init__(self, message: str):
         super().__init__("--resume", message)
+
+
+class _Twin:
+    """The first cell of a run to probe with a given probe key; the later ones wait for its result."""
+
+    def __init__(self, cell_id: str):
+        self.cell_id = cell_id
+        self.done = threading.Event()
+        self.result: CellResult | None = None
 
 
 class _Stopped(Exception):
@@ -79,8 +89,12 @@ class Runner:
     """Builds and probes cells on one engine, writing results as it goes."""
 
     def __init__(self, engine: Engine, matrix: Matrix, results: ResultsDir, request: RunRequest | None = None,
-                 echo: Callable[[str], None] = lambda s: None, host: HostInfo | None = None):
+                 echo: Callable[[str], None] = lambda s: None, host: HostInfo | None = None,
+                 progress: Progress | None = None):
+        """``echo`` gets messages (a line each); ``progress`` what each active cell does now (default: plain
+        lines through ``echo``, see :mod:`gpumatrix.run.progress`)."""
         self.engine = engine
+        self.progress = progress if progress is not None else Progress(echo)
         self.request = request or RunRequest()
         # Registry to publish each built image to (fleet: build once, probe anywhere), and the registry or
         # build-results folder to pull each cell's image from, by digest.
@@ -98,6 +112,8 @@ class Runner:
         self._gates = Scheduler([], self.host)
         self._stopping = threading.Event()
         self.reuse_probes = self.request.reuse_probes
+        self._twins: dict[str, _Twin] = {}
+        self._twins_lock = threading.Lock()
 
     # -- building -----------------------------------------------------------
     def _base_id(self, ref: str) -> str:
@@ -111,18 +127,32 @@ class Runner:
             raise BuildError(value.reason)
         return value
 
-    def recipe(self, cell: Cell, log_path: Path | None = None) -> BuildRecipe:
+    def recipe(self, cell: Cell, log_path: Path | None = None, live: bool = False) -> BuildRecipe:
+        def activity(text: str, frequent: bool) -> None:
+            (self.progress.detail if frequent else self.progress.step)(cell.id, text)
+
         return render_build_context(cell, self.matrix, self.wheelhouse, self._base_id(cell.base.image), log_path,
-                                    namespace=self.namespace)
+                                    on_activity=activity if live else None, namespace=self.namespace)
 
     def build(self, cell: Cell, server: WheelServer | None, rebuild: bool = False,
               echo: Callable[[str], None] | None = None) -> tuple[dict, float]:
         """Build (or reuse) the cell's image; return its description and the build seconds."""
         echo = echo or self.echo
         log_path = self.results.log_path(cell.id, "build")
-        recipe = self.recipe(cell, log_path)  # the host's pip resolves and fetches the wheels (a failure: its log)
-        built = build_image(self.engine, recipe, server, log_path, force=rebuild,
-                            on_start=lambda: echo(f"building {recipe.tag} (log: {log_path})"))
+        # the host's pip resolves and fetches the wheels (a failure: its log)
+        recipe = self.recipe(cell, log_path, live=True)
+
+        def on_line(line: str) -> None:
+            step = build_step(line)
+            if step is not None:
+                self.progress.step(cell.id, step)
+
+        def on_start() -> None:
+            echo(f"building {recipe.tag} (log: {log_path})")
+            self.progress.step(cell.id, f"building {recipe.tag}")
+
+        built = build_image(self.engine, recipe, server, log_path, force=rebuild, on_line=on_line,
+                            on_start=on_start)
         if built.reused:
             echo(f"reusing {built.tag} (unchanged inputs)")
         image = {"tag": built.tag, "id": built.image_id, "repo_digests": list(built.repo_digests),
@@ -312,6 +342,8 @@ class Runner:
             result = _base_result(cell, "error", f"internal error in gpumatrix: {err!r}", self.host)
             result.diagnosis = {"cause": "unknown", "remedy": "report this as a gpumatrix bug", "evidence": detail}
             return result
+        finally:
+            self.progress.end(cell.id)
 
     def _run_cell(self, cell: Cell, server: WheelServer | None, *, build: bool, probe: bool, rebuild: bool,
                   quick: bool, perf: bool | None) -> CellResult:
@@ -323,16 +355,20 @@ class Runner:
                 started = time.monotonic()
                 with self._gates.build_gate(cell):
                     self._ready_to_start()
-                    image = acquire_ready_image(self.engine, cell.image, echo)
+                    self.progress.begin(cell.id, f"pulling {cell.image}")
+                    image = acquire_ready_image(self.engine, cell.image, echo,
+                                                progress=lambda text: self.progress.detail(cell.id, text))
                 timings["pull_s"] = round(time.monotonic() - started, 3)
             elif self.pull_from:
                 started = time.monotonic()
+                self.progress.begin(cell.id, f"pulling its image from {self.pull_from}")
                 image = pull_cell_image(self.engine, self.pull_from, cell, namespace=self.namespace)
                 timings["pull_s"] = round(time.monotonic() - started, 3)
                 echo(f"pulled {image['pulled']}")
             elif build:
                 with self._gates.build_gate(cell):
                     self._ready_to_start()
+                    self.progress.begin(cell.id, "preparing its build")
                     image, timings["build_s"] = self.build(cell, server, rebuild=rebuild, echo=echo)
             else:
                 recipe = self.recipe(cell)
@@ -367,7 +403,45 @@ class Runner:
             echo(f"reusing probe results: same image, probe suite, host and settings ({reusable.status})")
             reusable.probes_reused, reusable.timings = True, {**timings, "probe_s": 0.0}
             return reusable
+        with self._twins_lock:
+            twin = self._twins.get(key)
+            if twin is None:
+                self._twins[key] = first = _Twin(cell.id)
+        if twin is not None:
+            shared = self._twin_result(cell, twin, result, timings)
+            if shared is not None:
+                echo(f"{shared.status}: probes shared with {twin.cell_id} (the same image, probe suite, host "
+                     "and settings: one probe run stands for both)")
+                return shared
+        probed: CellResult | None = None
+        try:
+            probed = self._probe_cell(cell, image, result, timings, quick=quick, perf=perf, echo=echo)
+            return probed
+        finally:
+            if twin is None:  # this cell was the first with this key: its twins take its result (or probe)
+                first.result = probed
+                first.done.set()
+
+    def _twin_result(self, cell: Cell, twin: _Twin, result: CellResult, timings: dict[str, float]
+                     ) -> CellResult | None:
+        """``cell``'s result from the probe run of an earlier cell with the same probe key, once that has
+        a verdict (pass or fail); None if it ended otherwise (an error is not assumed to repeat)."""
+        self.progress.step(cell.id, f"waiting for {twin.cell_id}'s probes (the same image and settings)")
+        while not twin.done.wait(0.5):
+            if self._stopping.is_set():
+                raise _Stopped()
+        first = twin.result
+        if first is None or first.status not in VERDICT:
+            return None
+        return replace(result, status=first.status, reason=first.reason, probes=first.probes,
+                       diagnosis=first.diagnosis, timings={**timings, "probe_s": 0.0}, probes_reused=True,
+                       probes_from=first.cell_id)
+
+    def _probe_cell(self, cell: Cell, image: Mapping[str, Any], result: CellResult, timings: dict[str, float], *,
+                    quick: bool, perf: bool | None, echo: Callable[[str], None]) -> CellResult:
+        """Run the probe container for ``cell`` and read its verdict into ``result``."""
         measures = not quick and (self.run_options.perf if perf is None else perf)
+        self.progress.step(cell.id, "waiting for a quiet host to probe" if measures else "waiting to probe")
         with self._gates.probe_gate(cell, quiet=bool(measures)) as slot:
             self._ready_to_start()
             cache = (compile_cache_dir(cache_root(), str(image.get("id") or image["tag"]))
@@ -376,7 +450,8 @@ class Runner:
                                         peaks_file=self._peaks_file(), slot=slot,
                                         host_busy=self._gates.host_busy(), cache_dir=cache)
             echo("probing" + (f" on {', '.join(g.name for g in slot.gpus)}" if slot else ""))
-            outcome = run_probes(self.engine, spec)
+            self.progress.begin(cell.id, "probing")
+            outcome = run_probes(self.engine, spec, on_activity=lambda text: self.progress.step(cell.id, text))
         timings["probe_s"] = round(outcome.duration_s, 3)
         result.timings = timings
         if not outcome.ok and cell.ready_made and _NO_PYTHON.search(f"{outcome.error}\n{outcome.stderr_tail}"):

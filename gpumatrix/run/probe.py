@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from gpumatrix.config.matrix import Cell, RunOptions
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Engine, EngineOperationError, Mount
@@ -69,7 +70,7 @@ def probe_container_spec(cell: Cell, image: str, host: HostInfo, options: RunOpt
     compile caches (MIOpen, rocFFT, CUDA, Inductor, Triton), so a second run of the cell does not recompile.
     """
     passthrough = passthrough_options_for(cell.vendor, host, run=options, base=cell.base, slot=slot)
-    command = ["python3", "-m", "probes", "--json"]
+    command = ["python3", "-m", "probes", "--json", "--progress"]
     if quick:
         command.append("--quick")
     elif not (options.perf if perf is None else perf):
@@ -151,14 +152,36 @@ def _shape_problem(doc: Mapping[str, Any]) -> str | None:
     return None
 
 
+# The suite's ``--progress`` line (probes/cli.py ``say_progress``). The container's stderr is hostile: only
+# a line of exactly this shape is taken, and what is shown is rebuilt from its parts.
+_PROGRESS_LINE = re.compile(r"^gpumatrix-probes: layer ([1-6]) ([a-z_]{1,40}): ([A-Za-z0-9_., -]{1,2000})$")
+
+
+def probe_activity(line: str) -> str | None:
+    """``layer 4 math_libraries: math_libraries.matmul_fp32, …`` from the suite's progress line, else None."""
+    m = _PROGRESS_LINE.match(line.rstrip("\r\n"))
+    if not m:
+        return None
+    return f"probing layer {m.group(1)}/6 ({m.group(2).replace('_', ' ')}): {m.group(3)}"
+
+
 def _tail(data: bytes, lines: int = 20) -> str:
-    return "\n".join(data.decode("utf-8", errors="replace").splitlines()[-lines:])
+    """The last ``lines`` lines of stderr, without the suite's progress lines (they say nothing of a failure)."""
+    kept = [line for line in data.decode("utf-8", errors="replace").splitlines() if not _PROGRESS_LINE.match(line)]
+    return "\n".join(kept[-lines:])
 
 
-def run_probes(engine: Engine, spec: ContainerSpec) -> ProbeRun:
-    """Run the suite; every failure becomes a :class:`ProbeRun` with a reason, never an exception."""
+def run_probes(engine: Engine, spec: ContainerSpec, on_activity: Callable[[str], None] | None = None) -> ProbeRun:
+    """Run the suite; every failure becomes a :class:`ProbeRun` with a reason, never an exception.
+
+    ``on_activity`` hears which layer the suite runs now, as it goes."""
+    def on_stderr(line: str) -> None:
+        text = probe_activity(line)
+        if text is not None and on_activity is not None:
+            on_activity(text)
+
     try:
-        outcome = engine.run(spec)
+        outcome = engine.run(spec, on_stderr=on_stderr if on_activity is not None else None)
     except EngineOperationError as err:
         return ProbeRun(False, None, explain_engine_error(err.reason) or err.reason, None, 0.0)
     stderr_tail = _tail(outcome.stderr)

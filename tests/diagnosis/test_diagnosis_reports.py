@@ -311,6 +311,12 @@ ERROR: Could not find a version that satisfies the requirement torch==1.8.1 (fro
 ERROR: No matching distribution found for torch==1.8.1
 """
 
+# https://github.com/pytorch/TensorRT/issues/1151 (the log ends before "No matching distribution found")
+PIP_FROM_REQUIREMENTS_FILE = """\
+Looking in indexes: https://pypi.org/simple, https://download.pytorch.org/whl/cu113
+ERROR: Could not find a version that satisfies the requirement torch==1.11.0+cu113 (from -r requirements.txt (line 4)) (from versions: 0.1.7.post2, 1.9.0, 1.9.0+cpu, 1.9.0+cu102, 1.9.0+cu111, 1.9.0+rocm4.0.1)
+"""
+
 
 def test_pip_index_unreachable_names_the_index():
     facts = parse_pip(lines(PIP_UNREACHABLE))
@@ -330,6 +336,16 @@ def test_pip_version_that_the_index_does_not_offer():
     assert result.cause == "package_unavailable" and result.rule == "facts-pip-version-missing"
     assert "torch 1.8.1 is not offered" in result.evidence and "2.8.0" in result.evidence
 
+
+def test_pip_requirement_from_the_first_error_line_alone():
+    facts = parse_pip(lines(PIP_FROM_REQUIREMENTS_FILE))
+    assert facts["pip_requirement"] == "torch==1.11.0+cu113"
+    assert facts["pip_indexes"] == ["https://pypi.org/simple", "https://download.pytorch.org/whl/cu113"]
+    assert facts["pip_failure"] in {"no_wheel", "version_missing", "variant_missing", "python_missing"}
+    assert diagnose(PIP_FROM_REQUIREMENTS_FILE).cause == "package_unavailable"
+    # "(from versions: ...)" is read after pip's note on where the requirement came from
+    assert parse_pip(lines(PIP_FROM_REQUIREMENTS_FILE.replace("torch==1.11.0+cu113", "torch==1.10.5")))[
+        "pip_detail"].startswith("torch 1.10.5 is not offered here")
 
 def test_pip_variant_a_release_does_not_have_uses_the_release_data():
     # constructed: the message of https://github.com/trungpx/xmdpt/issues/2 for a release the data knows
@@ -366,6 +382,24 @@ def test_apt_network_failure_beats_the_missing_package_it_causes():
                      "report_kinds": ["apt"]}
     result = diagnose(APT_UNREACHABLE)
     assert result.cause == "index_unreachable" and "deb.debian.org" in result.evidence
+
+
+# https://github.com/iot-salzburg/gpu-jupyter/issues/78
+APT_KEY = (
+    "W: GPG error: https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2004/x86_64  InRelease: The "
+    "following signatures couldn't be verified because the public key is not available: NO_PUBKEY A4B469963BF863CC\n"
+)
+
+
+def test_apt_repository_without_its_key():
+    assert parse_apt(lines(APT_KEY)) == {"apt_untrusted_host": "developer.download.nvidia.com",
+                                         "report_kinds": ["apt"]}
+    # apt's two-line form (as in APT_UNREACHABLE above): the host is on the Err line
+    two_lines = ("Err:1 https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2004/x86_64  InRelease\n"
+                 "  The following signatures couldn't be verified because the public key is not available: "
+                 "NO_PUBKEY A4B469963BF863CC\n")
+    assert parse_apt(lines(two_lines))["apt_untrusted_host"] == "developer.download.nvidia.com"
+    assert parse_apt(lines("NO_PUBKEY A4B469963BF863CC\n"))["apt_untrusted_host"] == "an apt repository"
 
 
 def test_apt_missing_package():
@@ -414,6 +448,7 @@ def _parse_time(text: str) -> float:
     "PyTorch version: " + "9" * 300 + "\n",
     "| NVIDIA-SMI 1.1 Driver Version: " + "1." * 200 + "\n",
     "ERROR: Could not find a version that satisfies the requirement torch (from versions: " + "1.0, " * 700 + "\n",
+    "ERROR: Could not find a version that satisfies the requirement torch (from -r " + "a(" * 150 + "\n",
     "Failed to fetch http://" + "a" * 90 + "/" + "x" * 290 + "   \n",
     "GPU[0] : gfx" + "9" * 4000 + "\n",
 ])

@@ -13,11 +13,13 @@ from diagnosis_wild import batches, load, measure, split_of
 from gpumatrix.diagnose import CAUSES, diagnose
 
 # Accuracy on each held-out side: when it was frozen (before any rule was written for the
-# batch) and after the rules were tuned on the batch's train side. docs/diagnosis.md shows
-# the same figures. A later change may only keep or raise the "after" figure.
+# batch), after the rules were tuned on the batch's train side, and "now" where rules tuned
+# on a later batch's train side changed it. docs/diagnosis.md shows the same figures. A later
+# change may only keep or raise the current figure ("now", else "after").
 FROZEN = {
-    "batch1": {"cases": 58, "before": 17, "after": 54},
+    "batch1": {"cases": 58, "before": 17, "after": 54, "now": 58},  # batch 3's train rules fixed its 4 misses
     "batch2": {"cases": 21, "before": 19, "after": 21},
+    "batch3": {"cases": 37, "before": 23, "after": 25},
 }
 
 ALL = {batch: {side: load(batch, side) for side in ("train", "holdout")} for batch in batches()}
@@ -54,7 +56,7 @@ def test_held_out_accuracy_does_not_fall_below_the_recorded_figure(batch, capsys
         print(f"\n{batch} held out: {correct}/{len(cases)} = {correct / len(cases):.1%} "
               f"(at freezing: {FROZEN[batch]['before']}/{FROZEN[batch]['cases']})")
     assert len(cases) == FROZEN[batch]["cases"]
-    assert correct >= FROZEN[batch]["after"], "\n".join(misses)
+    assert correct >= FROZEN[batch].get("now", FROZEN[batch]["after"]), "\n".join(misses)
 
 
 @pytest.mark.parametrize("case", [c for sides in ALL.values() for c in sides["train"]], ids=lambda c: c.id)
@@ -68,10 +70,14 @@ def test_docs_show_the_recorded_figures():
     for batch, figures in FROZEN.items():
         n = figures["cases"]
         assert f"| {batch} | " in docs and f"{figures['before']}/{n}" in docs and f"{figures['after']}/{n}" in docs
+        assert f"{figures.get('now', figures['after'])}/{n}" in docs
 
 
-def test_no_rule_cites_a_held_out_case():
+def test_no_rule_or_rule_case_cites_a_held_out_case():
+    from rule_cases import RULE_CASES
+
     from gpumatrix.diagnose import load_rules
 
     held_out = {case.source for sides in ALL.values() for case in sides["holdout"]}
     assert [r.id for r in load_rules().rules if r.source in held_out] == []
+    assert [c.rule for c in RULE_CASES if c.source in held_out] == []  # a rule's test case is tuning text too
