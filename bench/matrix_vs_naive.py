@@ -10,7 +10,9 @@ not charged for putting the 190 MB torch wheel in its build context), the same p
 
 * cold: both sides start with none of the cells' images (those the benchmark built are removed, with
   the layers only they use; the base images stay) and empty wheel folders (gpumatrix's wheelhouse, the naive
-  side's per-cell folders).
+  side's per-cell folders). gpumatrix's side names its images in a namespace of its own,
+  ``gpumatrix-bench/…`` (``GPUMATRIX_IMAGE_NAMESPACE``), so removing "the images under the tags gpumatrix
+  will build" never touches an image of the user's ``gpumatrix/…``.
 * warm: nothing changed since the last run. gpumatrix is measured twice: plain (probes run again)
   and with --reuse-probes (saved probe results stand when image, probe suite, host and settings are
   unchanged).
@@ -53,11 +55,13 @@ from gpumatrix.config.matrix import expand_cells, load_matrix  # noqa: E402
 from gpumatrix.engine.client import Engine, tar_context  # noqa: E402
 from gpumatrix.host import discover_host  # noqa: E402
 from gpumatrix.images.build import TEMPLATE_FOR_VENDOR, ensure_base, render_build_context  # noqa: E402
+from gpumatrix.images.naming import NAMESPACE_ENV  # noqa: E402
 from gpumatrix.images.serve import WheelServer  # noqa: E402
 from gpumatrix.images.wheelhouse import Wheelhouse, platform_tags  # noqa: E402
 from gpumatrix.resources import templates_dir  # noqa: E402
 
 MATRIX = ROOT / "bench" / "matrix-bench.yaml"
+BENCH_NAMESPACE = "gpumatrix-bench"  # the image namespace of gpumatrix's side: never the user's gpumatrix/
 LOCAL_WHEEL_GLOB = "torch-2.13.0+cpu-cp311-*.whl"
 TOOLS_BASE = "gpumatrix-bench/bookworm-tools:1"
 TOOLS_DOCKERFILE = b"""FROM debian:bookworm-slim
@@ -203,6 +207,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "matrix-vs-naive.json"))
     args = ap.parse_args()
 
+    os.environ[NAMESPACE_ENV] = BENCH_NAMESPACE  # here and in the `invoke matrix` runs it starts
     engine = Engine.connect()
     ensure_tools_base(engine)
     work = Path(tempfile.mkdtemp(prefix="gpumatrix-bench-"))

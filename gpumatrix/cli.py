@@ -15,6 +15,7 @@ from gpumatrix.config.select import gha_matrix, select_shard
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine
 from gpumatrix.errors import ConfigError, EngineUnavailable, Problem, RegressionFound, UsageError
 from gpumatrix.fsutil import write_text_atomic
+from gpumatrix.images.naming import image_namespace, is_named_in
 from gpumatrix.report.commands import gate_results, merge_command, recommend_command, write_output
 from gpumatrix.report.formats import check_format, render_results
 from gpumatrix.results.merge import load_sources
@@ -132,7 +133,8 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] | None = None) -
         results = ResultsDir(request.results_path)
         runner = Runner(engine, matrix, results, request, echo=echo, progress=progress)
         echo(f"host: {runner.host.host_type()}; engine {runner.host.engine.get('version')}; "
-             f"{len(cells)} cells{f' (shard {request.shard})' if request.shard else ''}; results in {results.path}")
+             f"{len(cells)} cells{f' (shard {request.shard})' if request.shard else ''}; images {runner.namespace}/…; "
+             f"results in {results.path}")
         for message in passthrough_blockers(cells, runner.host, matrix.run):
             echo(f"warning: {message}")
         runner.run(cells)
@@ -184,32 +186,25 @@ def clean(dry_run: bool = False, only: str | None = None) -> str:
     (:func:`gpumatrix.run.liveness.owner_alive`: this host's run with that pid exists); a container of
     another host's run is removed only once it has stopped.
 
-    Images: only ours, and only gpumatrix's *names* of them. A name (``repo:tag`` or ``repo@sha256:…``)
-    is gpumatrix's when its repository is ``gpumatrix/NAME`` (a local build) or ``REGISTRY/gpumatrix/NAME``
-    (a push or pull of one, REGISTRY as ``--push`` accepts it: ``host[:port][/namespace…]``), NAME one path
-    component. Each such name is removed without force: an image whose every name is gpumatrix's goes
-    away with its last name; one that also has a foreign name (a user's ``FROM`` image inherits the label)
-    keeps that name and its data. An image with no name at all is left: nothing says whose it is.
+    Images: only ours, and only gpumatrix's *names* of them in this host's image namespace
+    (:mod:`gpumatrix.images.naming`: ``$GPUMATRIX_IMAGE_NAMESPACE``, default ``gpumatrix``). A name
+    (``repo:tag`` or ``repo@sha256:…``) is gpumatrix's when its repository is ``NAMESPACE/NAME`` (a local
+    build) or ``REGISTRY/NAMESPACE/NAME`` (a push or pull of one, REGISTRY as ``--push`` accepts it:
+    ``host[:port][/namespace…]``), NAME one path component. Each such name is removed without force: an image
+    whose every name is gpumatrix's goes away with its last name; one that also has a foreign name (a user's
+    ``FROM`` image inherits the label) keeps that name and its data. An image with no name at all is left:
+    nothing says whose it is.
     """
-    import re
-
     from gpumatrix.run.liveness import owner_alive
 
     patterns = split_patterns(only) if only else None
-    component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-    ours_repo = re.compile(rf"(?:[A-Za-z0-9.-]+(?::\d+)?(?:/{component})*/)?gpumatrix/{component}")
+    namespace = image_namespace()
 
     def wanted(labels: dict) -> bool:
         return patterns is None or any(matches(labels.get(CELL_LABEL, ""), p) for p in patterns)
 
-    def repository(ref: str) -> str:
-        if "@" in ref:
-            return ref.split("@", 1)[0]
-        slash, colon = ref.rfind("/"), ref.rfind(":")
-        return ref[:colon] if colon > slash else ref
-
     def is_ours(ref: str) -> bool:
-        return bool(ours_repo.fullmatch(repository(ref)))
+        return is_named_in(ref, namespace)
 
     engine = Engine.connect()
     lines: list[str] = []
@@ -236,7 +231,7 @@ def clean(dry_run: bool = False, only: str | None = None) -> str:
             mine, foreign = [r for r in names if is_ours(r)], [r for r in names if not is_ours(r)]
             if not mine:
                 kept.append(f"image {img.id[7:19]} {' '.join(foreign) or '(no name)'}: "
-                            f"{'not named by gpumatrix' if foreign else 'nothing says whose it is'}")
+                            f"{f'not named by gpumatrix in {namespace}/' if foreign else 'nothing says whose it is'}")
                 continue
             refused = [] if dry_run else [f"{r} ({why})" for r in mine if (why := engine.remove_image_reference(r))]
             if foreign:

@@ -20,6 +20,7 @@ from invoke import Collection, Exit, Task, task
 
 from gpumatrix import cli
 from gpumatrix.errors import ExitCode, GpumatrixError, UsageError, exit_codes_text
+from gpumatrix.images.naming import DEFAULT_NAMESPACE, NAMESPACE_ENV
 from gpumatrix.run.request import RunRequest
 
 # One letter, one meaning, in every task. Flags not listed have only their long form.
@@ -36,6 +37,11 @@ SHORT_FLAGS = {
 assert "h" not in SHORT_FLAGS.values() and len(set(SHORT_FLAGS.values())) == len(SHORT_FLAGS)
 
 DEFAULTS = {"matrix": "matrix.yaml", "results": "results", "format": "text", "jobs": 1}
+# Tasks that name images: their help says how (the image namespace, gpumatrix.images.naming).
+IMAGE_TASKS = ("matrix", "build", "probe", "clean")
+IMAGE_NAMES_HELP = (f"Images are named NAMESPACE/BASE:torchVERSION-HASH, pushed as REGISTRY/NAMESPACE/BASE:…;\n"
+                    f"NAMESPACE is ${NAMESPACE_ENV} (default {DEFAULT_NAMESPACE}). clean removes only names in it;\n"
+                    f"a fleet's build and probe hosts use the same one.")
 
 
 class GpumatrixTask(Task):
@@ -44,7 +50,10 @@ class GpumatrixTask(Task):
     def __init__(self, body: Callable, *args: Any, **kwargs: Any) -> None:
         kwargs["auto_shortflags"] = False
         super().__init__(body, *args, **kwargs)
-        self.__doc__ = (self.__doc__ or "").rstrip() + "\n\nExit codes:\n" + exit_codes_text() + "\n"
+        doc = (self.__doc__ or "").rstrip()
+        if body.__name__ in IMAGE_TASKS:
+            doc += "\n\n" + IMAGE_NAMES_HELP
+        self.__doc__ = doc + "\n\nExit codes:\n" + exit_codes_text() + "\n"
 
     def arg_opts(self, name: str, default: str, taken_names: set[str]) -> dict[str, Any]:
         opts = super().arg_opts(name, default, taken_names)

@@ -31,6 +31,11 @@ def make_wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] 
     return path
 
 
+def make_numpy(folder: Path, version: str = "2.0.0") -> Path:
+    """A tiny stand-in ``numpy`` wheel: every image resolves and installs NumPy beside torch."""
+    return make_wheel(folder, "numpy", version, payload=f"__version__ = {version!r}\n")
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

@@ -17,6 +17,7 @@ import pytest
 from gpumatrix.config.matrix import expand_cells, load_matrix
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.pipeline import Runner
+from tests.isolation import SESSION
 
 # -- a registry on loopback (Debian's docker-registry) --------------------------------------------------
 REGISTRY_BIN = shutil.which("docker-registry") or "/usr/bin/docker-registry"
@@ -84,7 +85,7 @@ PY_DOCKERFILE = b"""FROM debian:bookworm-slim
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 >/dev/null \\
     && rm -rf /var/lib/apt/lists/*
 """
-PY_IMAGE = "gpumatrix/test-python:" + hashlib.sha256(PY_DOCKERFILE).hexdigest()[:12]
+PY_IMAGE = f"{SESSION.namespace}/test-python:" + hashlib.sha256(PY_DOCKERFILE).hexdigest()[:12]  # built once a session
 
 
 def load_cells(tmp_path, text):
@@ -94,9 +95,10 @@ def load_cells(tmp_path, text):
 
 
 def tag_cells(engine, python_image, matrix, cells, results):
-    """Probe-only runs use images already built; give the python image each cell's content tag."""
+    """Probe-only runs use images already built; give the python image each cell's content tag (in the
+    session's namespace, as every tag a test makes)."""
     runner = Runner(engine, matrix, ResultsDir(results))
     for cell in cells:
-        repo, tag = runner.recipe(cell).tag.rsplit(":", 1)
-        engine.api.tag(python_image, repo, tag)
-        yield f"{repo}:{tag}"
+        tag = runner.recipe(cell).tag
+        engine.tag(python_image, tag)
+        yield tag

@@ -48,7 +48,7 @@ PROBE_FAIL = "probe_quick_cpu_expect_nvidia.json"  # the same told to expect an 
 class FakeAPI:
     """docker-py's ``APIClient`` methods that :class:`Engine` calls, answering from recorded payloads.
 
-    Knobs (set them before the run): ``failing_builds`` — image repositories (``gpumatrix/<base id>``) whose
+    Knobs (set them before the run): ``failing_builds`` — image repositories (``<namespace>/<base id>``) whose
     build replays the recorded failing build; ``probe_output`` — cell id → recorded file name (or bytes) its
     probe container prints; ``reachable`` — what ``ping`` answers; ``on_wait`` — called with a container's
     state while its probe "runs" (to interrupt a run, or hold a probe until its container is removed). ``calls`` records ``(method, detail)``.

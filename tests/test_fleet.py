@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from gpumatrix.config.matrix import expand_cells, load_matrix
 from gpumatrix.errors import ConfigError, RegressionFound
 from gpumatrix.config.select import gha_matrix, parse_shard, select_shard, shard_cells
-from gpumatrix.images.registry import normalize_registry, registry_ref
+from gpumatrix.images.registry import cell_ref, normalize_registry, registry_ref
 from gpumatrix.host import HostInfo, host_type_label
 from gpumatrix.report.commands import gate, merge_command, recommend_command
 from gpumatrix.report.comparison import enforce, render_comparison
@@ -88,7 +88,12 @@ def test_registry_names():
     assert normalize_registry("registry.example.com/ml") == "registry.example.com/ml"
     with pytest.raises(ConfigError, match="is not a registry"):
         normalize_registry("bad registry")
-    assert registry_ref("r:5000", "gpumatrix/cu130:torch2.15.0-abc", "cu130") == "r:5000/gpumatrix/cu130:torch2.15.0-abc"
+    assert registry_ref("r:5000", "gpumatrix/cu130:torch2.15.0-abc", "cu130", "gpumatrix") == \
+        "r:5000/gpumatrix/cu130:torch2.15.0-abc"
+    # another image namespace (GPUMATRIX_IMAGE_NAMESPACE) names the pushed repository too
+    assert registry_ref("r:5000/ml", "team/a/cu130:torch2.15.0-abc", "cu130", "team/a") == \
+        "r:5000/ml/team/a/cu130:torch2.15.0-abc"
+    assert cell_ref("r:5000", "cu130", "2.15.0", "team") == "r:5000/team/cu130:torch2.15.0"
 
 
 # -- merge ----------------------------------------------------------------------

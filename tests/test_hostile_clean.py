@@ -15,7 +15,11 @@ import pytest
 
 from gpumatrix import cli
 from gpumatrix.engine.client import MANAGED_LABEL, ContainerSpec, tar_context
+from gpumatrix.images.naming import NAMESPACE_ENV
 from gpumatrix.run.liveness import owner_alive, pid_alive, process_started_at
+from tests.isolation import SESSION
+
+NS = SESSION.namespace  # what clean treats as gpumatrix's names here (GPUMATRIX_IMAGE_NAMESPACE)
 
 
 def _dead_pid() -> int:
@@ -52,7 +56,7 @@ def test_a_reused_pid_is_not_the_owner():
 
 
 def _labels(cell: str, **extra: str) -> dict:
-    return {MANAGED_LABEL: "true", "io.gpumatrix.cell": cell, **extra}
+    return {MANAGED_LABEL: "true", "io.gpumatrix.cell": cell, **SESSION.labels, **extra}
 
 
 @pytest.fixture
@@ -64,19 +68,19 @@ def base_image(engine):
 @pytest.mark.engine
 def test_clean_never_removes_a_users_image_built_from_ours(engine, tracked, unique, base_image):
     cell = f"hostile{unique}-torch1"
-    ours = f"gpumatrix/hostile{unique}:torch1-abc"
+    ours = f"{NS}/hostile{unique}:torch1-abc"
     ours_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), ours, {},
                            _labels(cell), lambda s: None)
     tracked["images"].append(ours_id)
     # the user's own image FROM ours inherits every io.gpumatrix label, and has only the user's tag
     theirs = f"user/app{unique}:1"
     theirs_id = engine.build(tar_context({"Dockerfile": f"FROM {ours}\nRUN echo {unique} > /app\n".encode()}),
-                             theirs, {}, {}, lambda s: None)
+                             theirs, {}, SESSION.labels, lambda s: None)
     tracked["images"].insert(0, theirs_id)
     assert engine.image_info(theirs).labels[MANAGED_LABEL] == "true"
 
     listing = cli.clean(dry_run=True, only=f"hostile{unique}-*")
-    assert ours in listing and f"{theirs}: not named by gpumatrix" in listing
+    assert ours in listing and f"{theirs}: not named by gpumatrix in {NS}/" in listing
     out = cli.clean(only=f"hostile{unique}-*")
     info = engine.image_info(theirs_id)
     assert info is not None and info.tags == (theirs,), out  # untouched, tag and all
@@ -86,8 +90,8 @@ def test_clean_never_removes_a_users_image_built_from_ours(engine, tracked, uniq
 @pytest.mark.engine
 def test_clean_only_untags_an_image_that_also_has_a_foreign_tag(engine, tracked, unique, base_image):
     cell = f"hostile{unique}-torch2"
-    ours = f"gpumatrix/hostile{unique}:torch2-abc"
-    pushed = f"127.0.0.1:5999/ml/gpumatrix/hostile{unique}:torch2"  # a registry name of ours (no push needed)
+    ours = f"{NS}/hostile{unique}:torch2-abc"
+    pushed = f"127.0.0.1:5999/ml/{NS}/hostile{unique}:torch2"  # a registry name of ours (no push needed)
     image_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), ours, {},
                             _labels(cell), lambda s: None)
     tracked["images"].append(image_id)
@@ -103,11 +107,32 @@ def test_clean_only_untags_an_image_that_also_has_a_foreign_tag(engine, tracked,
 @pytest.mark.engine
 def test_clean_removes_an_image_whose_every_name_is_ours(engine, tracked, unique, base_image):
     cell = f"hostile{unique}-torch3"
-    ours = f"gpumatrix/hostile{unique}:torch3-abc"
+    ours = f"{NS}/hostile{unique}:torch3-abc"
     image_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), ours, {},
                             _labels(cell), lambda s: None)
     tracked["images"].append(image_id)
-    engine.tag(image_id, f"127.0.0.1:5999/gpumatrix/hostile{unique}:torch3")
+    engine.tag(image_id, f"127.0.0.1:5999/{NS}/hostile{unique}:torch3")
+    out = cli.clean(only=cell)
+    assert engine.image_info(image_id) is None, out
+
+
+@pytest.mark.engine
+def test_clean_removes_only_the_names_of_this_hosts_namespace(engine, tracked, unique, base_image, monkeypatch):
+    """Two namespaces on one engine (a user and a CI job, a user and a test session): clean in one never touches
+    the other's names, local or pushed."""
+    cell = f"hostile{unique}-torch5"
+    other = f"{NS}-other"
+    here, there = f"{NS}/hostile{unique}:torch5-abc", f"{other}/hostile{unique}:torch5-abc"
+    image_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), here, {},
+                            _labels(cell), lambda s: None)
+    tracked["images"].append(image_id)
+    engine.tag(image_id, there)
+    engine.tag(image_id, f"127.0.0.1:5999/{other}/hostile{unique}:torch5")
+    out = cli.clean(only=cell)
+    info = engine.image_info(image_id)
+    assert info is not None and sorted(info.tags) == sorted([there, f"127.0.0.1:5999/{other}/hostile{unique}:torch5"])
+    assert f"untagged {here}; kept for" in out, out
+    monkeypatch.setenv(NAMESPACE_ENV, other)  # the other namespace's clean takes its names, and the image
     out = cli.clean(only=cell)
     assert engine.image_info(image_id) is None, out
 

@@ -11,14 +11,17 @@ from pathlib import Path
 
 import pytest
 from tests.engine_helpers import FleetCell, start_registry, stop_registry
+from tests.isolation import SESSION
 
 from gpumatrix.engine.client import tar_context
 from gpumatrix.errors import BuildError
+from gpumatrix.images.naming import DEFAULT_NAMESPACE
 from gpumatrix.images.registry import cell_ref
 from gpumatrix.run.pull import pull_cell_image, recorded_registry, resolve_pull_ref
 
 pytestmark = pytest.mark.engine
 FAKE_DIGEST = "sha256:" + "ab" * 32
+NS = SESSION.namespace  # the image namespace this host uses (the test session's own)
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +44,10 @@ def _results_folder(root: Path, cell: FleetCell, pushed: str, push: str | None =
 
 def _push_image(engine, tracked, registry: str, cell: FleetCell, labels: dict, unique: str) -> str:
     """Build a tiny image with ``labels``, push it as the cell's moving tag, drop it locally; return the ref."""
-    tag = f"hostile/pull{unique}:{len(labels)}"
+    tag = f"{NS}/hostile-pull{unique}:{len(labels)}"
     image_id = engine.build(tar_context({"Dockerfile": f"FROM debian:bookworm-slim\nRUN echo {unique}{len(labels)}"
-                                                       f" > /x\n".encode()}), tag, {}, labels, lambda s: None)
+                                                       f" > /x\n".encode()}), tag, {}, {**labels, **SESSION.labels},
+                            lambda s: None)
     tracked["images"].append(image_id)
     moving = cell_ref(registry, cell.base.id, cell.torch.version)
     engine.tag(image_id, moving)
@@ -53,12 +57,13 @@ def _push_image(engine, tracked, registry: str, cell: FleetCell, labels: dict, u
 
 
 @pytest.mark.parametrize("pushed", [
-    f"attacker.example/gpumatrix/fleettest@{FAKE_DIGEST}",                 # another registry
+    f"attacker.example/{NS}/fleettest@{FAKE_DIGEST}",                      # another registry
     "{registry}/evil/fleettest@" + FAKE_DIGEST,                            # another repository
-    "{registry}/gpumatrix/otherbase@" + FAKE_DIGEST,                       # another cell's repository
-    "{registry}/gpumatrix/fleettest:latest",                               # a moving tag, not a digest
-    "{registry}/gpumatrix/fleettest@sha256:short",                         # not a digest
-], ids=["other-registry", "other-repository", "other-cell", "moving-tag", "bad-digest"])
+    "{registry}/%s/fleettest@%s" % (DEFAULT_NAMESPACE, FAKE_DIGEST),       # another image namespace
+    "{registry}/%s/otherbase@%s" % (NS, FAKE_DIGEST),                      # another cell's repository
+    "{registry}/%s/fleettest:latest" % NS,                                 # a moving tag, not a digest
+    "{registry}/%s/fleettest@sha256:short" % NS,                           # not a digest
+], ids=["other-registry", "other-repository", "other-namespace", "other-cell", "moving-tag", "bad-digest"])
 def test_a_results_file_cannot_point_the_pull_elsewhere(engine, registry, unique, tmp_path, pushed):
     cell = FleetCell(unique)
     pushed = pushed.format(registry=registry)
@@ -74,13 +79,13 @@ def test_a_results_file_cannot_point_the_pull_elsewhere(engine, registry, unique
 
 def test_a_folder_naming_several_registries_must_be_told_which(engine, registry, unique, tmp_path):
     cell, other = FleetCell(unique), FleetCell(unique + "b")
-    folder = _results_folder(tmp_path / "r", cell, f"{registry}/gpumatrix/fleettest@{FAKE_DIGEST}")
+    folder = _results_folder(tmp_path / "r", cell, f"{registry}/{NS}/fleettest@{FAKE_DIGEST}")
     (folder / "cells" / f"{other.id}.json").write_text(
         (folder / "cells" / f"{cell.id}.json").read_text().replace(cell.id, other.id)
         .replace(registry, "attacker.example"))
     with pytest.raises(BuildError, match="several registries"):
         resolve_pull_ref(engine, str(folder), cell)
-    assert resolve_pull_ref(engine, str(folder), cell, registry=registry).startswith(f"{registry}/gpumatrix/")
+    assert resolve_pull_ref(engine, str(folder), cell, registry=registry).startswith(f"{registry}/{NS}/")
 
 
 @pytest.mark.parametrize("labels, why", [

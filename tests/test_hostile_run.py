@@ -11,6 +11,7 @@ import json
 
 import pytest
 from tests.engine_helpers import PY_DOCKERFILE, PY_IMAGE, load_cells, tag_cells
+from tests.isolation import SESSION
 
 from gpumatrix import cli
 from gpumatrix.engine.client import MANAGED_LABEL, tar_context
@@ -46,7 +47,7 @@ def python_image(engine):
     """The small python image of tests/test_reliability_engine.py (built once, kept as that module keeps it)."""
     if engine.image_info(PY_IMAGE) is None:
         engine.build(tar_context({"Dockerfile": PY_DOCKERFILE}), PY_IMAGE, {},
-                     {MANAGED_LABEL: "true", "io.gpumatrix.cell": "test-python"}, lambda s: None, network_mode="host")
+                     {MANAGED_LABEL: "true", "io.gpumatrix.cell": "test-python", **SESSION.labels}, lambda s: None, network_mode="host")
     return PY_IMAGE
 
 

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tests._wheels import make_wheel, pip_env
+from tests._wheels import make_numpy, make_wheel, pip_env
+from tests.isolation import SESSION
 from gpumatrix.config.matrix import expand_cells, parse_matrix
 from gpumatrix.engine.client import tar_context
+from gpumatrix.errors import BuildError
 from gpumatrix.images.build import explain_build_failure, render_build_context
+from gpumatrix.images.naming import NAMESPACE_BUILD_ARG, NAMESPACE_LABEL
 from gpumatrix.images.wheelhouse import Wheelhouse
 from gpumatrix.resources import templates_dir
 
@@ -28,6 +31,7 @@ def setup(tmp_path, monkeypatch):
     torch = make_wheel(src, "torch", "9.9.9+cpu", requires=("gmtestdep",))
     make_wheel(src, "gmtestdep", "1.0")
     make_wheel(src, "torch", "9.9.8+cpu")
+    make_numpy(src)
     text = textwrap.dedent(f"""\
         schema_version: 1
         index_url: null
@@ -50,13 +54,55 @@ def test_tag_is_stable_and_depends_on_inputs(setup):
     m, c, wh, _ = setup
     a1 = render_build_context(c["cpu-torch9.9.9"], m, wh, "sha256:base1")
     a2 = render_build_context(c["cpu-torch9.9.9"], m, wh, "sha256:base1")
-    assert a1.tag == a2.tag and a1.tag.startswith("gpumatrix/cpu:torch9.9.9-")
+    # the test session's namespace (GPUMATRIX_IMAGE_NAMESPACE), never the user's gpumatrix/
+    assert a1.tag == a2.tag and a1.tag.startswith(f"{SESSION.namespace}/cpu:torch9.9.9-")
     assert render_build_context(c["cpu-torch9.9.8"], m, wh, "sha256:base1").tag != a1.tag
     assert render_build_context(c["cpu-torch9.9.9"], m, wh, "sha256:base2").tag != a1.tag  # base moved
-    assert [w[0] for w in a1.wheels.describe()] == ["gmtestdep-1.0-py3-none-any.whl",
+    assert [w[0] for w in a1.wheels.describe()] == ["gmtestdep-1.0-py3-none-any.whl", "numpy-2.0.0-py3-none-any.whl",
                                                     "torch-9.9.9+cpu-py3-none-any.whl"]
     assert a1.build_args == {"BASE_IMAGE": "debian:bookworm-slim", "PYTHON_VERSION": "3.11",
-                             "TORCH_REQUIREMENT": "torch==9.9.9+cpu"}
+                             "TORCH_REQUIREMENT": "torch==9.9.9+cpu", "NUMPY_REQUIREMENT": "numpy==2.0.0"}
+
+
+def test_every_image_gets_the_numpy_pip_resolves_with_its_torch(setup):
+    """torch imports NumPy without requiring it: the request asks for it, the build installs the resolved one."""
+    m, c, wh, src = setup
+    recipe = render_build_context(c["cpu-torch9.9.9"], m, wh, "sha256:b")
+    assert recipe.wheels.request is not None and recipe.wheels.request.companions == ("numpy",)
+    assert recipe.wheels.request.pip_args()[-2:] == ["torch==9.9.9+cpu", "numpy"]  # one pip run resolves both
+    assert recipe.build_args["NUMPY_REQUIREMENT"] == recipe.wheels.pin("numpy") == "numpy==2.0.0"
+    # a newer NumPy for this Python is a new resolution, so a new tag (at the next run)
+    make_numpy(src, "2.1.0")
+    after = render_build_context(c["cpu-torch9.9.9"], m, Wheelhouse(wh.root, resolve_ttl_s=0), "sha256:b")
+    assert after.build_args["NUMPY_REQUIREMENT"] == "numpy==2.1.0" and after.tag != recipe.tag
+    for template in ("cpu.Dockerfile", "cuda.Dockerfile", "rocm.Dockerfile"):
+        assert "ARG NUMPY_REQUIREMENT" in (Path(templates_dir()) / template).read_text()
+    script = (Path(templates_dir()) / "install-torch.sh").read_text()
+    assert '"$TORCH_REQUIREMENT" "$NUMPY_REQUIREMENT"' in script
+
+
+def test_a_resolution_without_numpy_is_refused(setup):
+    m, c, wh, src = setup
+    (src / "numpy-2.0.0-py3-none-any.whl").unlink()
+    with pytest.raises(BuildError, match=r"No matching distribution found for numpy"):
+        render_build_context(c["cpu-torch9.9.9"], m, wh, "sha256:b")
+
+
+def test_the_namespace_names_and_labels_the_image_but_is_not_hashed(setup):
+    m, c, wh, _ = setup
+    ours = render_build_context(c["cpu-torch9.9.9"], m, wh, "sha256:b", namespace="gpumatrix")
+    team = render_build_context(c["cpu-torch9.9.9"], m, wh, "sha256:b", namespace="ci/team-a")
+    assert ours.tag.startswith("gpumatrix/cpu:torch9.9.9-") and team.tag.startswith("ci/team-a/cpu:torch9.9.9-")
+    assert ours.tag.split(":")[1] == team.tag.split(":")[1] and ours.inputs_hash == team.inputs_hash
+    assert ours.labels[NAMESPACE_LABEL] == "gpumatrix" and team.labels[NAMESPACE_LABEL] == "ci/team-a"
+    assert NAMESPACE_BUILD_ARG not in team.build_args and team.namespace == "ci/team-a"  # given at build time
+    for template in ("cpu.Dockerfile", "cuda.Dockerfile", "rocm.Dockerfile"):
+        lines = (Path(templates_dir()) / template).read_text().splitlines()
+        after_from = [x for x in lines[[i for i, x in enumerate(lines) if x.startswith("FROM ")][0] + 1:]
+                      if x and not x.startswith("#")]
+        # the first instructions after FROM: every layer of the build carries the namespace label
+        assert after_from[:2] == [f"ARG {NAMESPACE_BUILD_ARG}=gpumatrix",
+                                  f"LABEL {NAMESPACE_LABEL}=${{{NAMESPACE_BUILD_ARG}}}"], template
 
 
 def test_same_wheels_same_base_one_tag(setup):

@@ -29,3 +29,15 @@ def test_every_data_file_reads_as_yaml_safe_load_reads_it():
         load_data.cache_clear()
         assert load_data(name) == yaml.safe_load(folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8")), name
     load_data.cache_clear()
+
+
+def test_numpy_beside_torch_fits_torchs_numpy_abi():
+    """torch built against NumPy 1.x cannot load NumPy 2; from 2.3.0 on every NumPy works (torch_releases.yaml)."""
+    from gpumatrix.knowledge.releases import load_data, numpy_requirement
+
+    assert numpy_requirement("2.13.0+cpu") == numpy_requirement("2.3.0") == "numpy"
+    assert numpy_requirement("2.3.0a0+rocm6.1") == "numpy"  # a pre-release of 2.3 is built like 2.3
+    assert numpy_requirement("2.2.2+cu121") == numpy_requirement("2.1.0") == "numpy<2"
+    assert numpy_requirement("not a version") == "numpy"
+    rules = load_data("torch_releases")["numpy"]["rules"]
+    assert rules and all(r["source"].startswith("https://") for r in rules)

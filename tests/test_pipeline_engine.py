@@ -17,10 +17,12 @@ import pytest
 from gpumatrix import cli
 from gpumatrix.run.request import RunRequest
 from gpumatrix.config.matrix import expand_cells, load_matrix
-from gpumatrix.engine.client import MANAGED_LABEL, tar_context
+from gpumatrix.engine.client import MANAGED_LABEL, ContainerSpec, tar_context
 from gpumatrix.host import discover_host
 from gpumatrix.results.store import ResultsDir
+from gpumatrix.images.naming import NAMESPACE_LABEL
 from gpumatrix.run.probe import probe_container_spec
+from tests.isolation import SESSION
 
 pytestmark = [pytest.mark.engine]
 
@@ -89,7 +91,8 @@ def test_matrix_builds_probes_and_tabulates(first_run):
     assert doc["schema_version"] == 1 and doc["accelerator"] == "cpu"
     assert doc["facts"]["torch"]["version"].startswith("2.13.0")
     assert any(p["id"].startswith("math_libraries.") and p["status"] == "pass" for p in doc["probes"])
-    assert good.image["tag"].startswith("gpumatrix/cpu:torch2.13.0-") and good.image["id"].startswith("sha256:")
+    # named in the test session's namespace, never the user's gpumatrix/ (a rebuild there would leave theirs dangling)
+    assert good.image["tag"].startswith(f"{SESSION.namespace}/cpu:torch2.13.0-") and good.image["id"].startswith("sha256:")
     assert good.env == {"GPUMATRIX_TEST_MARK": "included"}
     assert good.host["gpus"] == [] and good.host["engine"]["version"]
     assert good.timings["build_s"] >= 0 and good.timings["probe_s"] > 0
@@ -164,6 +167,27 @@ def test_rerun_with_nothing_changed_builds_nothing(first_run, workdir, engine):
     assert not any("probing" in line for line in lines)
 
 
+IMPORT_CHECK = "import torch, numpy; t = torch.from_numpy(numpy.ones(2)); print(torch.__version__, numpy.__version__, t.sum().item())"
+
+
+@pytest.mark.slow
+def test_a_built_image_imports_torch_with_numpy_and_no_warning(first_run, engine):
+    """What a user does first with the image: `docker run --rm -it IMAGE python`, then import torch. NumPy is
+    where torch wants it (the venv), so nothing is printed on stderr ("Failed to initialize NumPy", or the
+    NumPy 1.x/2.x ABI complaint, would be)."""
+    _, results = first_run
+    good = _cells(results)["cpu-torch2.13.0"]
+    image = engine.image_info(good.image["tag"])
+    assert image is not None and image.labels[NAMESPACE_LABEL] == SESSION.namespace
+    for code in ("import torch", IMPORT_CHECK):
+        out = engine.run(ContainerSpec(image=good.image["tag"], command=["python", "-c", code], network_mode="none",
+                                       labels=SESSION.labels, timeout_s=300.0))
+        assert out.exit_code == 0 and out.stderr == b"", (code, out.stderr.decode(errors="replace")[-3000:])
+    torch_version, numpy_version, total = out.stdout.decode().split()
+    assert torch_version == "2.13.0+cpu" and float(total) == 2.0
+    assert f"numpy=={numpy_version}" in Path(good.logs["build"]).read_text()  # the one the wheelhouse resolved
+
+
 @pytest.mark.slow
 def test_relative_results_folder(first_run, workdir, monkeypatch):
     """`invoke matrix --results results` from the project folder: relative paths must reach the engine
@@ -207,11 +231,11 @@ def test_probe_container_is_least_privileged(engine, tracked, workdir):
 def test_clean_removes_only_labelled_objects(engine, tracked, unique):
     dockerfile = b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"
     ctx = tar_context({"Dockerfile": dockerfile})
-    mine, theirs = f"gpumatrix/cleantest:{unique}", f"user/unlabelled:{unique}"
-    engine.build(ctx, mine, {}, {MANAGED_LABEL: "true", "io.gpumatrix.cell": f"cleantest-{unique}"}, lambda s: None)
-    engine.build(ctx, theirs, {}, {}, lambda s: None)
+    mine, theirs = f"{SESSION.namespace}/cleantest:{unique}", f"user/unlabelled:{unique}"
+    engine.build(ctx, mine, {}, {MANAGED_LABEL: "true", "io.gpumatrix.cell": f"cleantest-{unique}", **SESSION.labels},
+                 lambda s: None)
+    engine.build(ctx, theirs, {}, SESSION.labels, lambda s: None)  # not gpumatrix's: no io.gpumatrix.managed
     tracked["images"] += [mine, theirs]
-    from gpumatrix.engine.client import ContainerSpec
     user_container = engine.create_container(ContainerSpec(image=theirs, command=["true"], name=f"user-{unique}"))
     tracked["containers"].append(user_container)
 

@@ -21,6 +21,7 @@ from gpumatrix.errors import BuildError
 from gpumatrix.images.registry import cell_ref, push_cell_image, registry_ref
 from gpumatrix.run.pull import pull_cell_image, resolve_pull_ref
 from tests.engine_helpers import FleetCell, free_port, start_registry, stop_registry
+from tests.isolation import SESSION
 
 pytestmark = pytest.mark.engine
 
@@ -36,29 +37,29 @@ def tiny_image(engine, tracked, unique):
     """A tiny labelled image built FROM debian:bookworm-slim (which the engine has locally)."""
     if engine.image_info("debian:bookworm-slim") is None:
         pytest.fail("debian:bookworm-slim is missing; ./dev test provides it")
-    tag = f"gpumatrix/fleettest:t{unique}"
+    tag = f"{SESSION.namespace}/fleettest:t{unique}"
     dockerfile = (f"FROM debian:bookworm-slim\nLABEL io.gpumatrix.managed=true io.gpumatrix.cell=fleettest-torch{unique}"
                   f" io.gpumatrix.inputs={unique}\nRUN echo {unique} > /gpumatrix-fleet-test\n").encode()
-    image_id = engine.build(tar_context({"Dockerfile": dockerfile}), tag, {}, {}, lambda line: None)
+    image_id = engine.build(tar_context({"Dockerfile": dockerfile}), tag, {}, SESSION.labels, lambda line: None)
     tracked["images"].append(image_id)
     return {"tag": tag, "id": image_id, "repo_digests": [], "reused": False}
 
 
 def test_push_remove_pull_by_digest_gives_the_same_image(engine, tracked, tiny_image, registry, unique):
-    ref = f"{registry}/gpumatrix/fleettest:t{unique}"
+    ref = f"{registry}/{SESSION.namespace}/fleettest:t{unique}"
     engine.tag(tiny_image["id"], ref)
     tracked["images"].append(ref)
     digest = engine.push(ref)
     assert digest.startswith("sha256:") and len(digest) == 71
     # the registry itself says the tag points at that manifest
-    req = urllib.request.Request(f"http://{registry}/v2/gpumatrix/fleettest/manifests/t{unique}", method="HEAD",
+    req = urllib.request.Request(f"http://{registry}/v2/{SESSION.namespace}/fleettest/manifests/t{unique}", method="HEAD",
                                  headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"})
     with urllib.request.urlopen(req, timeout=5) as resp:
         assert resp.headers["Docker-Content-Digest"] == digest
     assert engine.registry_digest(ref) == digest
     engine.remove_image(tiny_image["id"], force=True)
     assert engine.image_info(tiny_image["id"]) is None
-    by_digest = f"{registry}/gpumatrix/fleettest@{digest}"
+    by_digest = f"{registry}/{SESSION.namespace}/fleettest@{digest}"
     info = engine.pull_by_digest(by_digest)
     tracked["images"].append(info.id)
     assert info.id == tiny_image["id"]
@@ -68,7 +69,7 @@ def test_push_remove_pull_by_digest_gives_the_same_image(engine, tracked, tiny_i
 
 def test_push_errors_carry_the_reason(engine, tracked, tiny_image):
     port = free_port()  # nothing listens there
-    ref = f"127.0.0.1:{port}/gpumatrix/fleettest:nowhere"
+    ref = f"127.0.0.1:{port}/{SESSION.namespace}/fleettest:nowhere"
     engine.tag(tiny_image["id"], ref)
     tracked["images"].append(ref)
     with pytest.raises(EngineOperationError, match=rf"pushing {ref}: .*(refused|connect)"):
@@ -84,9 +85,9 @@ def test_fleet_push_then_probe_host_pulls_by_digest(engine, tracked, tiny_image,
     target = registry_ref(registry, tiny_image["tag"], "fleettest")
     moving = cell_ref(registry, "fleettest", unique)
     tracked["images"] += [target, moving]
-    assert target == f"{registry}/gpumatrix/fleettest:t{unique}"
+    assert target == f"{registry}/{SESSION.namespace}/fleettest:t{unique}"  # the session's namespace, pushed
     pushed = image["pushed"]
-    assert pushed.startswith(f"{registry}/gpumatrix/fleettest@sha256:") and pushed in image["repo_digests"]
+    assert pushed.startswith(f"{registry}/{SESSION.namespace}/fleettest@sha256:") and pushed in image["repo_digests"]
     assert any(line.startswith("  pushed ") for line in lines)
     # a probe-only host: the image is not there; --from REGISTRY finds it by the cell's tag, pulls by digest
     engine.remove_image(tiny_image["id"], force=True)
@@ -138,7 +139,7 @@ def test_push_uses_docker_login_credentials(engine, tracked, tiny_image, tmp_pat
     proc, address = start_registry(tmp_path / "auth", extra=(
         f"auth:\n  htpasswd:\n    realm: gpumatrix-test\n    path: {tmp_path / 'htpasswd'}\n"))
     try:
-        ref = f"{address}/gpumatrix/fleettest:auth{unique}"
+        ref = f"{address}/{SESSION.namespace}/fleettest:auth{unique}"
         engine.tag(tiny_image["id"], ref)
         tracked["images"].append(ref)
         monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "nologin"))
@@ -188,16 +189,19 @@ def test_ready_made_images_are_pulled_by_digest_and_probed_as_they_ship(engine, 
     cli.run_matrix(RunRequest(matrix_path=str(built / "matrix.yaml"), results_path=str(built / "results"),
                               probe=False), echo=lambda s: None)
     (cell,) = [r for r in ResultsDir(built / "results").load()[0] if r.cell_id == "cpu-torch2.13.0"]
-    with_torch = f"{registry}/vendor/pytorch:ready-{unique}"
-    without_torch = f"{registry}/vendor/python:ready-{unique}"
-    without_python = f"{registry}/vendor/slim:ready-{unique}"
+    # "Vendor" images named in the session's namespace, so that the session's sweep finds every name they leave
+    # (the pulls below add digest references; debian:bookworm-slim itself must stay).
+    vendor = f"{registry}/{SESSION.namespace}"
+    with_torch = f"{vendor}/vendor-pytorch:ready-{unique}"
+    without_torch = f"{vendor}/vendor-python:ready-{unique}"
+    without_python = f"{vendor}/vendor-slim:ready-{unique}"
     _push(engine, cell.image["id"], with_torch)
     # The same image with torch taken out: Python is there, torch is not.
     no_torch_id = engine.build(tar_context({"Dockerfile": f"FROM {cell.image['id']}\nRUN rm -rf "
                                                            f"/opt/venv/lib/python3*/site-packages/torch\n".encode()}),
-                               f"gpumatrix/readytest:{unique}", {}, {}, lambda line: None)
+                               f"{SESSION.namespace}/readytest:{unique}", {}, SESSION.labels, lambda line: None)
     _push(engine, no_torch_id, without_torch)
-    engine.remove_image(f"gpumatrix/readytest:{unique}")
+    engine.remove_image(f"{SESSION.namespace}/readytest:{unique}")
     _push(engine, "debian:bookworm-slim", without_python)
 
     (tmp_path / "matrix.yaml").write_text(READY_MATRIX.format(with_torch=with_torch, without_torch=without_torch,
@@ -211,7 +215,7 @@ def test_ready_made_images_are_pulled_by_digest_and_probed_as_they_ship(engine, 
         ready, bare, slim = results["vendor-torch"], results["no-torch"], results["no-python"]
         assert ready.status == "pass", ready.reason
         assert ready.torch == "2.13.0+cpu"  # read from inside the image, not from matrix.yaml
-        assert ready.image["pulled"].startswith(f"{registry}/vendor/pytorch@sha256:")
+        assert ready.image["pulled"].startswith(f"{vendor}/vendor-pytorch@sha256:")
         assert ready.image["reused"] is False and not ready.logs  # pulled, nothing built: no build log
         assert not ResultsDir(tmp_path / "results").log_path("vendor-torch", "build").exists()
         assert bare.status == "not_applicable" and "no usable torch in this image" in bare.reason
@@ -225,7 +229,13 @@ def test_ready_made_images_are_pulled_by_digest_and_probed_as_they_ship(engine, 
         assert ready2.image["reused"] is True and ready2.image["pulled"] == ready.image["pulled"]
         assert any("the tag has not moved" in line for line in again)
     finally:
-        for ref in (with_torch, without_torch, without_python):
-            info = engine.image_info(ref)
-            for digest in (info.repo_digests if info else ()):
-                engine.remove_image(digest, force=False)
+        # The pulls left digest references only (the tags were removed before): remove every name of these
+        # repositories; debian:bookworm-slim keeps its own name and its data.
+        repositories = {r.rsplit(":", 1)[0] for r in (with_torch, without_torch, without_python)}
+        for image in engine.list_images():
+            for name in image.repo_digests:
+                if name.split("@", 1)[0] in repositories:
+                    engine.remove_image_reference(name)
+    assert not [n for image in engine.list_images() for n in (*image.tags, *image.repo_digests)
+                if n.startswith(f"{vendor}/vendor-")]
+    assert engine.image_info("debian:bookworm-slim") is not None

@@ -28,6 +28,7 @@ from gpumatrix.run.pipeline import Runner
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.probe import parse_probe_output, probe_container_spec, run_probes
 from tests.engine_helpers import PY_DOCKERFILE, PY_IMAGE, load_cells, tag_cells
+from tests.isolation import SESSION
 
 pytestmark = [pytest.mark.engine]
 
@@ -80,7 +81,7 @@ FAKE_PROBES = textwrap.dedent('''\
 def python_image(engine):
     if engine.image_info(PY_IMAGE) is None:
         engine.build(tar_context({"Dockerfile": PY_DOCKERFILE}), PY_IMAGE, {},
-                     {MANAGED_LABEL: "true", "io.gpumatrix.cell": "test-python"}, lambda s: None,
+                     {MANAGED_LABEL: "true", "io.gpumatrix.cell": "test-python", **SESSION.labels}, lambda s: None,
                      network_mode="host")
     return PY_IMAGE
 

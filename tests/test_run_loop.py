@@ -24,7 +24,8 @@ from gpumatrix.host import discover_host
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.pipeline import Runner
 from gpumatrix.run.request import RunRequest
-from tests._wheels import make_wheel
+from tests._wheels import make_numpy, make_wheel
+from tests.isolation import SESSION
 from tests.fake_engine import FIXTURES, PROBE_FAIL, FakeAPI, fake_engine
 
 HOST_ROOTS = Path(__file__).resolve().parent / "fixtures" / "host" / "roots"
@@ -64,6 +65,7 @@ def wheelhouse(tmp_path_factory):
     root = tmp_path_factory.mktemp("wheelhouse")
     for variant in ("cpu", "cu128"):
         make_wheel(root / "wheels-src", "torch", f"2.13.0+{variant}")
+    make_numpy(root / "wheels-src")
     with pytest.MonkeyPatch.context() as mp:
         _pip_env(mp, root / "cache")
         matrix = parse_matrix(MATRIX.format(wheels=root / "wheels-src", extra=""), root / "matrix.yaml")
@@ -124,7 +126,7 @@ def test_each_cell_is_run_skipped_or_not_applicable_for_the_host(tmp_path, wheel
     assert cuda_reason in results[CUDA]["reason"]
     assert results[ROCM]["reason"] == "torch 2.13.0 has no rocm6.4 wheel (it ships cpu, cu128)"
     assert probed_cells(api) == [CPU]  # nothing was built or started for the cells that do not run
-    assert [b["tag"].split(":")[0] for b in api.called("build")] == ["gpumatrix/cpu"]
+    assert [b["tag"].split(":")[0] for b in api.called("build")] == [f"{SESSION.namespace}/cpu"]
     assert results[CPU]["host"]["engine"]["version"] == "20.10.24+dfsg1"  # the recorded /version answer
     assert not api.containers_by_id  # every probe container was removed
 
@@ -167,7 +169,7 @@ def test_a_cell_is_built_probed_and_recorded(tmp_path, wheelhouse):
 # -- failures stay in their cell ------------------------------------------------------------------------
 def test_a_build_error_in_one_cell_does_not_stop_the_others(tmp_path, wheelhouse):
     engine, api = fake_engine()
-    api.failing_builds.add("gpumatrix/cpu2")  # replays the recorded failing build (pip found no wheel)
+    api.failing_builds.add(f"{SESSION.namespace}/cpu2")  # replays the recorded failing build (pip found no wheel)
     matrix, cells = matrix_at(tmp_path, wheelhouse)
     summary = run(engine, matrix, tmp_path / "results", [c for c in cells if c.vendor == "cpu"],
                   cpu_host(engine, tmp_path))
@@ -397,7 +399,7 @@ def test_reuse_probes_runs_the_probes_again_when_anything_in_the_key_changed(
     if change == "run options":
         matrix = matrix_at(tmp_path, wheelhouse, "run: {shm_size: 2g}\n")[0]
     if change == "another image":  # same tag, rebuilt: another image id
-        (tag,) = (t for t in finished_run[1] if t.startswith("gpumatrix/cpu:"))
+        (tag,) = (t for t in finished_run[1] if t.startswith(f"{SESSION.namespace}/cpu:"))
         api.images_by_ref[tag]["Id"] = "sha256:" + "0" * 64
     run(engine, matrix, previous.path, cells, cpu_host(engine, tmp_path), **request)
     now = saved(previous.path)[CPU]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._wheels import IndexServer, make_wheel, pip_env, sha256
+from tests._wheels import IndexServer, make_numpy, make_wheel, pip_env, sha256
 import gpumatrix.images.wheelhouse as wheelhouse
 from gpumatrix.errors import BuildError
 from gpumatrix.images.wheelhouse import Wheelhouse, cache_root, platform_tags, redact, request_for
@@ -75,7 +75,7 @@ def test_each_wheel_is_downloaded_once_per_host(index, tmp_path):
     first = Wheelhouse(root, resolve_ttl_s=0).resolve(request(), tmp_path / "log1")
     assert [w.name for w in first.wheels] == ["gmtestdep-1.0-py3-none-any.whl", "torch-9.9.9+cpu-py3-none-any.whl"]
     assert first.torch_requirement == "torch==9.9.9+cpu"
-    assert first.downloads()["fetched_files"] == 2 and first.fetched_bytes > 0 and first.reused_bytes == 0
+    assert first.downloads()["fetched_files"] == len(first.wheels) and first.fetched_bytes > 0 and first.reused_bytes == 0
     assert {w.sha256 for w in first.wheels} == {sha256(root / "wheels" / w.name) for w in first.wheels}
     # Another run (another process, the resolution expired): pip asks the index, downloads nothing.
     again = Wheelhouse(root, resolve_ttl_s=0).resolve(request(), tmp_path / "log2")
@@ -87,6 +87,20 @@ def test_each_wheel_is_downloaded_once_per_host(index, tmp_path):
     Wheelhouse(root).resolve(request())
     assert len(index.requests) == before
     assert sorted(p.name for p in (root / "wheels").iterdir()) == [w.name for w in first.wheels]  # only wheels
+
+
+def test_companions_are_resolved_with_the_requirement_in_one_pip_run(index, tmp_path):
+    """A cell's NumPy: pip picks it with torch, for the image's Python; it is part of the resolution's key."""
+    index.add(make_numpy(tmp_path / "src-np"))
+    plain, with_numpy = request(), request(companions=("numpy<3",))
+    assert with_numpy.pip_args()[-2:] == ["torch==9.9.9+cpu", "numpy<3"] and plain.key() != with_numpy.key()
+    resolved = Wheelhouse(tmp_path / "cache", resolve_ttl_s=0).resolve(with_numpy)
+    assert [w.name for w in resolved.wheels] == ["gmtestdep-1.0-py3-none-any.whl", "numpy-2.0.0-py3-none-any.whl",
+                                                 "torch-9.9.9+cpu-py3-none-any.whl"]
+    assert resolved.pin("numpy") == "numpy==2.0.0" and resolved.pin("gmtestdep") == "gmtestdep==1.0"
+    assert resolved.downloads()["files"] == resolved.fetched_files == len(resolved.wheels)
+    with pytest.raises(BuildError, match="holds no numpy wheel"):
+        Wheelhouse(tmp_path / "cache2", resolve_ttl_s=0).resolve(plain).pin("numpy")
 
 
 def test_a_new_upstream_dependency_is_a_new_resolution(index, tmp_path):

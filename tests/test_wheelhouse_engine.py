@@ -1,7 +1,8 @@
 """The wheelhouse with the real engine: real pip, real builds, real images.
 
 torch here is a tiny wheel (``torch-9.9.9+cpu``) in a local ``wheelhouse:`` folder, given twice: as a
-release and as a local ``wheel:`` entry. Its dependency lives on an index that wants credentials
+release and as a local ``wheel:`` entry; a tiny ``numpy`` beside it stands for the NumPy every image gets
+with torch. torch's dependency lives on an index that wants credentials
 (``http://user:TOKEN@127.0.0.1:PORT/simple``, as a host's pip configuration would give it), whose pages
 link to the files on another host. The builds must make one image of the two cells, and neither the
 image nor its history nor its config may hold the token.
@@ -15,7 +16,7 @@ import textwrap
 
 import pytest
 
-from tests._wheels import IndexServer, make_wheel, pip_env
+from tests._wheels import IndexServer, make_numpy, make_wheel, pip_env
 from gpumatrix import cli
 from gpumatrix.run.request import RunRequest
 from gpumatrix.engine.client import ContainerSpec
@@ -43,6 +44,8 @@ def test_two_cells_same_wheels_one_image_and_no_token_anywhere(engine, tracked, 
     monkeypatch.setenv("GPUMATRIX_CACHE_DIR", str(tmp_path / "cache"))
     torch = make_wheel(tmp_path / "wheels", "torch", "9.9.9+cpu", requires=("gmtestdep",),
                        payload="__version__ = '9.9.9+cpu'\n")
+    numpy = make_numpy(tmp_path / "wheels")
+    installed = {torch.name, numpy.name, "gmtestdep-1.0-py3-none-any.whl"}  # what the image must get, each once
     (tmp_path / "matrix.yaml").write_text(textwrap.dedent(f"""\
         schema_version: 1
         python: "3.11"
@@ -70,13 +73,14 @@ def test_two_cells_same_wheels_one_image_and_no_token_anywhere(engine, tracked, 
     assert sum(": building " in line for line in lines) == 1, lines
     assert sorted([release.image["reused"], local.image["reused"]]) == [False, True]
     built = release if not release.image["reused"] else local
-    assert built.image["downloads"]["files"] == 2 and built.image["downloads"]["upstream_bytes"] > 0
+    assert built.image["downloads"]["files"] == len(installed) and built.image["downloads"]["upstream_bytes"] > 0
     tag = release.image["tag"]
 
     # The image has what the wheelhouse had: torch and the credentialed index's dependency.
     out = engine.run(ContainerSpec(image=tag, command=["/opt/venv/bin/python", "-c",
-                                                       "import torch, gmtestdep; print(torch.__version__, gmtestdep.VALUE)"]))
-    assert out.exit_code == 0 and out.stdout.decode().split() == ["9.9.9+cpu", "42"], out.stderr
+                                                       "import torch, gmtestdep, numpy; "
+                                                       "print(torch.__version__, gmtestdep.VALUE, numpy.__version__)"]))
+    assert out.exit_code == 0 and out.stdout.decode().split() == ["9.9.9+cpu", "42", "2.0.0"], out.stderr
 
     # The credentials went to their index only, from the host's pip; never to the file host, never to the build.
     basic = "Basic " + base64.b64encode(f"user:{TOKEN}".encode()).decode()

@@ -253,10 +253,15 @@ class Engine:
             return _reason(err)
         return None
 
-    @_engine_op("listing images")
     def images_with_label(self, label: str = MANAGED_LABEL) -> list[ImageInfo]:
+        """The top-level images (tagged or not) carrying ``label`` (``key`` or ``key=value``)."""
+        return self.list_images(label)
+
+    @_engine_op("listing images")
+    def list_images(self, label: str | None = None) -> list[ImageInfo]:
+        """Every top-level image (tagged, or dangling: no name), or those carrying ``label`` when given."""
         out = []
-        for img in self.api.images(filters={"label": label}):
+        for img in self.api.images(filters={"label": label} if label else None):
             out.append(ImageInfo(id=img["Id"], tags=tuple(img.get("RepoTags") or ()),
                                  repo_digests=tuple(img.get("RepoDigests") or ()),
                                  labels=dict(img.get("Labels") or {}), size=int(img.get("Size") or 0)))

@@ -24,8 +24,10 @@ from gpumatrix import __version__
 from gpumatrix.config.matrix import Cell, Matrix
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError, tar_context
 from gpumatrix.errors import BuildError
+from gpumatrix.images.naming import NAMESPACE_BUILD_ARG, NAMESPACE_LABEL, image_namespace, repository
 from gpumatrix.images.serve import WheelServer
 from gpumatrix.images.wheelhouse import Activity, ResolvedWheels, Wheelhouse, request_for
+from gpumatrix.knowledge.releases import numpy_requirement
 from gpumatrix.resources import templates_dir
 
 # Bump when the way images are assembled changes in a way the template text does not show.
@@ -42,10 +44,11 @@ class BuildRecipe:
     base_image: str
     files: Mapping[str, bytes]
     wheels: ResolvedWheels  # exactly what the build installs; served to it from the wheelhouse
-    build_args: Mapping[str, str]  # everything but WHEELS_URL, which names this run's loopback server
+    build_args: Mapping[str, str]  # everything but WHEELS_URL (this run's loopback server) and the namespace
     torch_requirement: str  # ``torch==VERSION`` of the resolved torch wheel
     labels: Mapping[str, str]
     inputs_hash: str
+    namespace: str  # the repository namespace of ``tag`` (see gpumatrix.images.naming)
 
     @property
     def downloads(self) -> dict[str, int]:
@@ -69,23 +72,29 @@ def _safe_tag_part(text: str) -> str:
 
 
 def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, base_image_id: str | None,
-                         log_path: Path | None = None, on_activity: Activity | None = None) -> BuildRecipe:
-    """Everything needed to build ``cell``; the tag is the hash of its inputs.
+                         log_path: Path | None = None, on_activity: Activity | None = None,
+                         namespace: str | None = None) -> BuildRecipe:
+    """Everything needed to build ``cell``; the tag is ``{namespace}/{base id}:torch{version}-{hash of its inputs}``.
 
-    Resolves the cell's torch with the host's pip into ``wheelhouse`` (downloading what is not there
-    yet, telling ``on_activity`` as it goes; if pip fails, its output goes to ``log_path``), because the
-    tag covers the wheels' bytes."""
+    Resolves the cell's torch, with the NumPy it imports, with the host's pip into ``wheelhouse`` (downloading
+    what is not there yet, telling ``on_activity`` as it goes; if pip fails, its output goes to ``log_path``),
+    because the tag covers the wheels' bytes. ``namespace`` defaults to
+    :func:`~gpumatrix.images.naming.image_namespace`; it names the image and labels it, and is not an input of
+    the hash (the same inputs are the same hash in every namespace)."""
+    namespace = namespace or image_namespace()
     folder = templates_dir()
     template = TEMPLATE_FOR_VENDOR[cell.vendor]
     files = {"Dockerfile": (folder / template).read_bytes()}
     for name in SCRIPTS:
         files[name] = (folder / name).read_bytes()
     requirement = str(cell.torch.wheel) if cell.torch.wheel else cell.torch_requirement
+    # NumPy beside torch: torch imports it (from_numpy, .numpy(), DataLoader) and warns at import without it.
     request = request_for(requirement, cell.python, matrix.index_url, cell.base.variant, matrix.wheelhouse,
-                          matrix.ca_bundle, arch=platform.machine())
+                          matrix.ca_bundle, arch=platform.machine(),
+                          companions=(numpy_requirement(cell.torch.version),))
     wheels = wheelhouse.resolve(request, log_path, on_activity)
     args = {"BASE_IMAGE": cell.base.image, "PYTHON_VERSION": cell.python,
-            "TORCH_REQUIREMENT": wheels.torch_requirement}
+            "TORCH_REQUIREMENT": wheels.torch_requirement, "NUMPY_REQUIREMENT": wheels.pin("numpy")}
     inputs = {
         "recipe": RECIPE_VERSION,
         "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
@@ -97,7 +106,7 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
     torch_version = wheels.torch_requirement.removeprefix("torch==")
     # The public version names the tag (the local label, e.g. "+cpu", is the base's variant): a release
     # and the same file given as a local wheel are one tag.
-    tag = f"gpumatrix/{cell.base.id}:torch{_safe_tag_part(torch_version.split('+')[0])}-{digest}"
+    tag = f"{repository(namespace, cell.base.id)}:torch{_safe_tag_part(torch_version.split('+')[0])}-{digest}"
     # Labels describe the image, not the cell: cells that share an image share its labels. The cell
     # label names the first cell that built it (what `invoke clean --only` matches).
     labels = {
@@ -107,6 +116,7 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
         "org.opencontainers.image.base.name": cell.base.image,
         "org.opencontainers.image.vendor": "gpumatrix",
         MANAGED_LABEL: "true",
+        NAMESPACE_LABEL: namespace,
         f"{LABEL_NS}.cell": cell.id,
         f"{LABEL_NS}.vendor": cell.vendor,
         f"{LABEL_NS}.variant": cell.base.variant,
@@ -116,7 +126,7 @@ def render_build_context(cell: Cell, matrix: Matrix, wheelhouse: Wheelhouse, bas
     }
     return BuildRecipe(cell_id=cell.id, tag=tag, base_image=cell.base.image, files=files, wheels=wheels,
                        build_args=args, torch_requirement=wheels.torch_requirement, labels=labels,
-                       inputs_hash=digest)
+                       inputs_hash=digest, namespace=namespace)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -226,11 +236,12 @@ def _build(engine: Engine, recipe: BuildRecipe, server: WheelServer | None, log_
         if on_line:
             on_line(line)
 
-    write(f"gpumatrix: installing {recipe.torch_requirement} from {len(recipe.wheels.wheels)} wheels "
-          f"({total / 1e6:.1f} MB) in the host's wheelhouse, sha256-checked")
+    write(f"gpumatrix: installing {recipe.torch_requirement} and {recipe.build_args.get('NUMPY_REQUIREMENT')} "
+          f"from {len(recipe.wheels.wheels)} wheels ({total / 1e6:.1f} MB) in the host's wheelhouse, sha256-checked")
     try:
-        image_id = engine.build(tar_context(recipe.files), recipe.tag, {**recipe.build_args, "WHEELS_URL": wheels_url},
-                                recipe.labels, log, network_mode="host", nocache=force)
+        args = {**recipe.build_args, "WHEELS_URL": wheels_url, NAMESPACE_BUILD_ARG: recipe.namespace}
+        image_id = engine.build(tar_context(recipe.files), recipe.tag, args, recipe.labels, log, network_mode="host",
+                                nocache=force)
     except BuildError as err:
         err.log_path = str(log_path) if log_path else None
         err.reason = explain_build_failure(list(lines), err.reason)

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from gpumatrix.engine.client import Engine, EngineOperationError
 from gpumatrix.errors import BuildError
-from gpumatrix.images.registry import _repo
+from gpumatrix.images.naming import repository_of
 
 
 def acquire_ready_image(engine: Engine, ref: str, echo: Callable[[str], None] = lambda s: None,
@@ -24,13 +24,13 @@ def acquire_ready_image(engine: Engine, ref: str, echo: Callable[[str], None] = 
         pinned = ref
     else:
         try:
-            pinned = f"{_repo(ref)}@{engine.registry_digest(ref)}"
+            pinned = f"{repository_of(ref)}@{engine.registry_digest(ref)}"
         except EngineOperationError as err:
             local = engine.image_info(ref)
             if local is None:
                 raise BuildError(f"cannot pull {ref}: {err.reason}") from err
             # No registry answer (offline host, rate limit): probe the copy here, and say which one it is.
-            digests = [d for d in local.repo_digests if d.startswith(_repo(ref) + "@")]
+            digests = [d for d in local.repo_digests if d.startswith(repository_of(ref) + "@")]
             note = f"registry not reachable ({err.reason}); probed the local copy of {ref}"
             echo(note)
             return {"tag": ref, "id": local.id, "repo_digests": sorted(local.repo_digests), "reused": True,

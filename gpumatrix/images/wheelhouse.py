@@ -5,8 +5,10 @@ for the image's Python and platform and downloads every wheel into the cache fol
 (``pip download --only-binary=:all: --python-version … --platform … -d FOLDER``), so the host's pip
 configuration, proxies, CA bundles, credentials and index hashes apply exactly as for any pip command
 on the host. pip skips files already in the folder, so each wheel crosses the network once per host.
-The build then installs ``torch==X`` with ``--no-index`` from a page listing exactly the wheels of
-that resolution (see :mod:`gpumatrix.images.serve`), and the image's tag hashes those wheels' bytes.
+A cell's resolution is torch together with its companions (NumPy, which torch imports but does not
+require), so pip picks the NumPy that fits the image's Python and that torch. The build then installs
+``torch==X numpy==Y`` with ``--no-index`` from a page listing exactly the wheels of that resolution (see
+:mod:`gpumatrix.images.serve`), and the image's tag hashes those wheels' bytes.
 
 The folder: ``wheelhouse/wheels`` in ``$GPUMATRIX_CACHE_DIR`` if set, else in platformdirs' user cache
 folder for "gpumatrix" (``~/.cache/gpumatrix/wheelhouse/wheels`` on Linux); beside it, ``sha256/`` holds
@@ -78,11 +80,13 @@ def platform_tags(arch: str | None = None) -> list[str]:
 
 @dataclass(frozen=True)
 class WheelRequest:
-    """What to resolve: a requirement (``torch==2.13.0+cpu`` or a local wheel's path) for one Python
-    and platform, with the matrix's package locations on top of the host's pip configuration."""
+    """What to resolve: a requirement (``torch==2.13.0+cpu`` or a local wheel's path) and its companions
+    (``numpy<2``: resolved with it, in one pip run) for one Python and platform, with the matrix's package
+    locations on top of the host's pip configuration."""
 
     requirement: str
     python: str
+    companions: tuple[str, ...] = ()
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
     ca_bundle: str | None = None
@@ -101,13 +105,15 @@ class WheelRequest:
             args += ["--find-links", loc]
         if self.ca_bundle:
             args += ["--cert", self.ca_bundle]
-        return args + ["--no-input", "--progress-bar", progress_bar, "--disable-pip-version-check", self.requirement]
+        return args + ["--no-input", "--progress-bar", progress_bar, "--disable-pip-version-check", self.requirement,
+                       *self.companions]
 
     def key(self, sha256: Callable[[Path], str] | None = None) -> str:
         """Identifies a resolution on this host (the local wheel's bytes count, not just its path;
         ``sha256`` hashes it, :func:`file_sha256` unless given)."""
         local = Path(self.requirement)
-        fields = {"req": self.requirement, "py": self.python, "idx": list(self.extra_index_urls),
+        fields = {"req": self.requirement, "with": list(self.companions), "py": self.python,
+                  "idx": list(self.extra_index_urls),
                   "links": list(self.find_links), "ca": self.ca_bundle, "arch": self.arch,
                   "local": (sha256 or file_sha256)(local) if local.is_absolute() and local.is_file() else None}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:24]
@@ -145,6 +151,16 @@ class ResolvedWheels:
         match = _WHEEL_NAME.match(self.torch.name)
         assert match, self.torch.name
         return f"torch=={match.group('version')}"
+
+    def pin(self, project: str) -> str:
+        """``project==VERSION`` of the resolution's wheel of ``project`` (e.g. ``numpy==2.4.6``); a
+        :class:`BuildError` when the resolution holds none."""
+        wanted = project.lower().replace("-", "_")
+        for w in self.wheels:
+            match = _WHEEL_NAME.match(w.name)
+            if match and match.group("name").lower().replace("-", "_") == wanted:
+                return f"{project}=={match.group('version')}"
+        raise BuildError(f"the resolution holds no {project} wheel: {[w.name for w in self.wheels]}")
 
     def describe(self) -> list[list[str]]:
         """The content-hash input: names and sha256 of every wheel (no URLs, no paths)."""
@@ -508,13 +524,15 @@ def _telling_line(output: str) -> str | None:
 
 
 def request_for(requirement: str, python: str, index_url_template: str | None, variant: str,
-                wheelhouse: Sequence[Path], ca_bundle: Path | None, arch: str | None = None) -> WheelRequest:
+                wheelhouse: Sequence[Path], ca_bundle: Path | None, arch: str | None = None,
+                companions: Sequence[str] = ()) -> WheelRequest:
     """A cell's request: the matrix's torch index (``{variant}`` filled in) as an extra index on top of
-    the host's pip settings, its ``wheelhouse:`` folders as find-links, its CA bundle for pip."""
+    the host's pip settings, its ``wheelhouse:`` folders as find-links, its CA bundle for pip; ``companions``
+    are resolved with the requirement (a cell's NumPy)."""
     extra = (index_url_template.replace("{variant}", variant),) if index_url_template else ()
     for url in extra:
         _refuse_plain_http(url)
-    return WheelRequest(requirement=requirement, python=python, extra_index_urls=extra,
+    return WheelRequest(requirement=requirement, python=python, companions=tuple(companions), extra_index_urls=extra,
                         find_links=tuple(str(p) for p in wheelhouse),
                         ca_bundle=str(ca_bundle) if ca_bundle else None, arch=arch)
 

@@ -27,6 +27,7 @@ from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOpera
 from gpumatrix.errors import BuildError, UsageError
 from gpumatrix.host import HostInfo, discover_host
 from gpumatrix.images.build import BuildRecipe, build_image, build_step, ensure_base, render_build_context
+from gpumatrix.images.naming import image_namespace
 from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
 from gpumatrix.images.serve import WheelServer
@@ -104,6 +105,9 @@ class Runner:
         self.echo = echo
         self.host = host or discover_host(engine.describe())
         self.wheelhouse = Wheelhouse()  # the host's pip downloads every wheel once per host
+        # The repository namespace of every image this run builds, pushes or pulls: read once, so one run
+        # never names its images in two (an invalid $GPUMATRIX_IMAGE_NAMESPACE stops it here, exit 2).
+        self.namespace = image_namespace()
         self._base_ids: dict[str, str | BuildError] = {}
         self._peaks: Path | None = None
         self._gates = Scheduler([], self.host)
@@ -129,7 +133,7 @@ class Runner:
             (self.progress.detail if frequent else self.progress.step)(cell.id, text)
 
         return render_build_context(cell, self.matrix, self.wheelhouse, self._base_id(cell.base.image), log_path,
-                                    on_activity=activity if live else None)
+                                    on_activity=activity if live else None, namespace=self.namespace)
 
     def build(self, cell: Cell, server: WheelServer | None, rebuild: bool = False,
               echo: Callable[[str], None] | None = None) -> tuple[dict, float]:
@@ -359,7 +363,7 @@ class Runner:
             elif self.pull_from:
                 started = time.monotonic()
                 self.progress.begin(cell.id, f"pulling its image from {self.pull_from}")
-                image = pull_cell_image(self.engine, self.pull_from, cell)
+                image = pull_cell_image(self.engine, self.pull_from, cell, namespace=self.namespace)
                 timings["pull_s"] = round(time.monotonic() - started, 3)
                 echo(f"pulled {image['pulled']}")
             elif build:
@@ -376,7 +380,7 @@ class Runner:
                          "inputs_hash": recipe.inputs_hash}
             if self.push and not self.pull_from and not cell.ready_made:
                 image = push_cell_image(self.engine, image, cell.base.id, cell.torch.version, self.push,
-                                        echo=echo)
+                                        echo=echo, namespace=self.namespace)
         except BuildError as err:
             result.status, result.reason = "build_error", err.reason
             log_path = self.results.log_path(cell.id, "build")

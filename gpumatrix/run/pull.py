@@ -3,8 +3,9 @@
 :func:`pull_cell_image` fetches exactly what the build job pushed, so a result names the digest it tested.
 
 A results folder may come from anywhere (an artifact, another host), so what it names is checked before
-anything is pulled: the reference must be ``{REGISTRY}/gpumatrix/{cell's base}@sha256:<64 hex>`` with
-REGISTRY the configured one — given explicitly, else the one the build job recorded. After the pull the
+anything is pulled: the reference must be ``{REGISTRY}/{namespace}/{cell's base}@sha256:<64 hex>`` with
+REGISTRY the configured one — given explicitly, else the one the build job recorded — and the namespace this
+host's (:mod:`gpumatrix.images.naming`; build and probe hosts of a fleet use the same one). After the pull the
 image must carry gpumatrix's labels, ``io.gpumatrix.cell`` naming this very cell; an image that does not
 is refused (and removed again if this pull brought it).
 """
@@ -17,26 +18,30 @@ from typing import Any
 
 from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, Engine, EngineOperationError
 from gpumatrix.errors import BuildError, ConfigError
-from gpumatrix.images.registry import _repo, cell_ref, normalize_registry
+from gpumatrix.images.naming import image_namespace, repository, repository_of
+from gpumatrix.images.registry import cell_ref, normalize_registry
 from gpumatrix.results.store import ResultsDir
 
 CELL_LABEL = f"{LABEL_NS}.cell"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_PUSHED = re.compile(r"(?P<registry>.+)/gpumatrix/(?P<name>[^/@]+)@(?P<digest>[^@]+)")
 
 
-def cell_repository(registry: str, cell: Any) -> str:
-    """The repository gpumatrix pushes ``cell``'s image to: ``REGISTRY/gpumatrix/{base id}``."""
-    return f"{registry}/gpumatrix/{cell.base.id}"
+def _pushed_pattern(namespace: str) -> re.Pattern[str]:
+    return re.compile(rf"(?P<registry>.+)/{re.escape(namespace)}/(?P<name>[^/@]+)@(?P<digest>[^@]+)")
 
 
-def check_pull_ref(ref: str, registry: str, cell: Any, origin: str) -> str:
-    """``ref`` if it is ``{registry}/gpumatrix/{base}@sha256:<64 hex>`` for ``cell``; else :class:`BuildError`.
+def cell_repository(registry: str, cell: Any, namespace: str | None = None) -> str:
+    """The repository gpumatrix pushes ``cell``'s image to: ``REGISTRY/{namespace}/{base id}``."""
+    return f"{registry}/{repository(namespace or image_namespace(), cell.base.id)}"
+
+
+def check_pull_ref(ref: str, registry: str, cell: Any, origin: str, namespace: str | None = None) -> str:
+    """``ref`` if it is ``{registry}/{namespace}/{base}@sha256:<64 hex>`` for ``cell``; else :class:`BuildError`.
 
     ``origin`` names where the reference came from, for the message.
     """
     repo, _, digest = ref.partition("@")
-    expected = cell_repository(registry, cell)
+    expected = cell_repository(registry, cell, namespace)
     if repo != expected:
         raise BuildError(f"refused to pull {ref!r} for {cell.id} ({origin}): not the cell's repository {expected} "
                          f"in the configured registry {registry}")
@@ -51,7 +56,7 @@ def _pushed_refs(folder: Path) -> dict[str, str]:
             if r.image and isinstance(r.image.get("pushed"), str) and r.image["pushed"]}
 
 
-def recorded_registry(folder: Path) -> str | None:
+def recorded_registry(folder: Path, namespace: str | None = None) -> str | None:
     """The registry a build job's results folder says it pushed to, or None when it cannot tell.
 
     ``summary.json``'s ``push`` (the build run's ``--push``) when present; otherwise the one registry
@@ -63,11 +68,13 @@ def recorded_registry(folder: Path) -> str | None:
             return normalize_registry(push, flag="summary.json push")
         except ConfigError:
             return None
-    registries = {m.group("registry") for ref in _pushed_refs(folder).values() if (m := _PUSHED.fullmatch(ref))}
+    pushed = _pushed_pattern(namespace or image_namespace())
+    registries = {m.group("registry") for ref in _pushed_refs(folder).values() if (m := pushed.fullmatch(ref))}
     return registries.pop() if len(registries) == 1 else None
 
 
-def resolve_pull_ref(engine: Engine, source: str, cell: Any, registry: str | None = None) -> str:
+def resolve_pull_ref(engine: Engine, source: str, cell: Any, registry: str | None = None,
+                     namespace: str | None = None) -> str:
     """The ``repo@sha256:…`` to probe for ``cell``, from ``--from SOURCE``, checked against the registry.
 
     SOURCE is a registry (the cell's moving tag is looked up there, without pulling) or a results folder
@@ -76,26 +83,28 @@ def resolve_pull_ref(engine: Engine, source: str, cell: Any, registry: str | Non
     (:func:`recorded_registry`). A reference outside it, or outside the cell's repository, is refused.
     """
     trusted = normalize_registry(registry, flag="--registry") if registry else None
+    namespace = namespace or image_namespace()
     if Path(source).is_dir():
         folder = Path(source)
         ref = _pushed_refs(folder).get(cell.id)
         if ref is None:
             raise BuildError(f"{source} records no pushed image for {cell.id}; build it with --push REGISTRY")
-        trusted = trusted or recorded_registry(folder)
+        trusted = trusted or recorded_registry(folder, namespace)
         if trusted is None:
             raise BuildError(f"{source} names images in several registries; cannot tell which to trust for "
                              f"{cell.id} (its build job's --push registry must be given)")
-        return check_pull_ref(ref, trusted, cell, f"recorded in {source}")
+        return check_pull_ref(ref, trusted, cell, f"recorded in {source}", namespace)
     source_registry = normalize_registry(source, flag="--from")
     if trusted is not None and trusted != source_registry:
         raise BuildError(f"refused to pull {cell.id} from {source_registry}: the configured registry is {trusted}")
-    moving = cell_ref(source_registry, cell.base.id, cell.torch.version)
+    moving = cell_ref(source_registry, cell.base.id, cell.torch.version, namespace)
     try:
         digest = engine.registry_digest(moving)
     except EngineOperationError as err:
         raise BuildError(f"no image of {cell.id} in {source_registry} ({moving}): {err.reason}; "
                          f"build and push it first ('invoke build --push {source_registry}')") from err
-    return check_pull_ref(f"{_repo(moving)}@{digest}", source_registry, cell, f"the digest of {moving}")
+    return check_pull_ref(f"{repository_of(moving)}@{digest}", source_registry, cell, f"the digest of {moving}",
+                          namespace)
 
 
 def _label_problem(labels: dict[str, str], cell: Any) -> str | None:
@@ -111,14 +120,15 @@ def _label_problem(labels: dict[str, str], cell: Any) -> str | None:
     return None
 
 
-def pull_cell_image(engine: Engine, source: str, cell: Any, registry: str | None = None) -> dict[str, Any]:
+def pull_cell_image(engine: Engine, source: str, cell: Any, registry: str | None = None,
+                    namespace: str | None = None) -> dict[str, Any]:
     """Pull the cell's image by digest from ``--from SOURCE``; return the ``image`` record of its result.
 
     The record's ``tag`` is the digest reference, so the probe container runs exactly what was pulled.
     Raises :class:`BuildError` (the cell's ``build_error``) for a reference outside the configured
     registry and cell repository, a failed pull, or an image whose labels do not name this cell.
     """
-    ref = resolve_pull_ref(engine, source, cell, registry)
+    ref = resolve_pull_ref(engine, source, cell, registry, namespace)
     present_before = engine.image_info(ref) is not None
     try:
         info = engine.pull_by_digest(ref)

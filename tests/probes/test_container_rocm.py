@@ -21,6 +21,7 @@ from gpumatrix.engine.client import LABEL_NS, MANAGED_LABEL, ContainerSpec, Moun
 from gpumatrix.errors import BuildError
 
 from suite_helpers import REPO
+from tests.isolation import SESSION
 
 pytestmark = [pytest.mark.engine]
 
@@ -33,7 +34,8 @@ RUN apt-get update \\
  && apt-get install -y --no-install-recommends python3 rocminfo libhsa-runtime64-1 \\
  && rm -rf /var/lib/apt/lists/*
 """
-IMAGE = "gpumatrix/test-rocm-userspace:%s" % hashlib.sha256(DOCKERFILE).hexdigest()[:12]
+# Named in the test session's namespace and labelled with its session: built once a session, swept at its end.
+IMAGE = "%s/test-rocm-userspace:%s" % (SESSION.namespace, hashlib.sha256(DOCKERFILE).hexdigest()[:12])
 LAYERS_1_2 = ["python3", "-m", "probes", "--json", "--only", "kernel_driver.*,system_runtime.*"]
 HSA_OUT_OF_RESOURCES = 0x1008
 HSA_INIT_MESSAGE = "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008)"
@@ -42,7 +44,7 @@ ROCMINFO_STDOUT = b"\x1b[31mROCk module is NOT loaded, possibly no GPU devices\x
 
 @pytest.fixture(scope="session")
 def rocm_image(engine):
-    """The image, built once (content-addressed tag: reused while the Dockerfile is unchanged)."""
+    """The image, built once a session (content-addressed tag: reused while the Dockerfile is unchanged)."""
     if engine.image_info(IMAGE) is None:
         base = "debian:bookworm-slim"
         if engine.image_info(base) is None:
@@ -50,7 +52,8 @@ def rocm_image(engine):
         log = []
         try:
             engine.build(tar_context({"Dockerfile": DOCKERFILE}), IMAGE, {},
-                         {MANAGED_LABEL: "true", LABEL_NS + ".role": "test"}, log.append, network_mode="host")
+                         dict({MANAGED_LABEL: "true", LABEL_NS + ".role": "test"}, **SESSION.labels), log.append,
+                         network_mode="host")
         except BuildError as err:
             if os.environ.get("CI"):
                 raise
@@ -80,8 +83,8 @@ def run_in_image(engine, image, command, env=None, devices=()):
         image=image, command=command, environment=dict({"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}, **(env or {})),
         mounts=(Mount(str(REPO / "probes"), "/opt/gpumatrix/probes", read_only=True),), devices=tuple(devices),
         network_mode="none", read_only=True, tmpfs={"/tmp": "rw,nosuid,nodev,size=64m"}, user="65534:65534",
-        working_dir="/opt/gpumatrix", pids_limit=256, labels={MANAGED_LABEL: "true", LABEL_NS + ".role": "test"},
-        timeout_s=180.0)
+        working_dir="/opt/gpumatrix", pids_limit=256,
+        labels=dict({MANAGED_LABEL: "true", LABEL_NS + ".role": "test"}, **SESSION.labels), timeout_s=180.0)
     return engine.run(spec)
 
 
