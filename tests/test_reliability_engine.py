@@ -174,7 +174,7 @@ schema_version: 1
 bases:
   - {id: cpu-a, vendor: cpu, image: debian:bookworm-slim, variant: cpu, env: {GPUMATRIX_FAULT_SLEEP: "0"}}
   - {id: cpu-b, vendor: cpu, image: debian:bookworm-slim, variant: cpu, env: {GPUMATRIX_FAULT_SLEEP: "30"}}
-  - {id: cpu-c, vendor: cpu, image: debian:bookworm-slim, variant: cpu, env: {GPUMATRIX_FAULT_SLEEP: "30"}}
+  - {id: cpu-c, vendor: cpu, image: debian:bookworm-slim, variant: cpu, env: {GPUMATRIX_FAULT_SLEEP: "30", C: "1"}}
 torch:
   - {version: "2.13.0", variants: [cpu]}
 """
