@@ -62,6 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         data = _read_input(args.log)
+        if not data.strip():
+            where = "standard input" if args.log == "-" else args.log
+            print(f"diagnose: {where} is empty: give the log to classify (a file, or '-' with the log piped in, "
+                  "e.g. 'docker run … 2>&1 | gpumatrix diagnose --log -')", file=sys.stderr)
+            return 2
         ruleset = load_rules(args.rules)
         if args.cell:
             document = json.loads(data.decode("utf-8", errors="replace"))

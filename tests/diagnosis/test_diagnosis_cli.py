@@ -42,6 +42,15 @@ def test_unknown_log_still_succeeds(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["cause"] == "unknown"
 
 
+def test_empty_input_says_what_it_wants_and_exits_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b" \n")))  # e.g. 'invoke diagnose < /dev/null'
+    assert main(["-"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "standard input is empty: give the log to classify" in err
+    (tmp_path / "empty.log").write_text("")
+    assert main([str(tmp_path / "empty.log")]) == 2 and "empty.log is empty" in capsys.readouterr().err
+
+
 def test_missing_file_is_a_clean_error(tmp_path, capsys):
     assert main([str(tmp_path / "nope.log")]) == 2
     assert "cannot read" in capsys.readouterr().err
