@@ -18,6 +18,7 @@ import pytest
 
 from gpumatrix.errors import ExitCode
 from gpumatrix.tasks import SHORT_FLAGS, ns
+from tests.builders import driver_too_old_cell
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -87,23 +88,7 @@ def test_diagnose_without_input_says_what_it_wants():
     assert b"--log: give the log to classify" in output
 
 
-def _saved_cell() -> dict:
-    # a failed cell as CellResult.to_dict() writes it: driver 535 on the host, a cu128 image whose torch
-    # says the driver is too old (https://github.com/lllyasviel/Fooocus/issues/1313 for the message)
-    return {
-        "schema_version": 1, "cell_id": "cu128-torch2.9.1", "base_id": "cuda12.8", "base_image": "nvidia/cuda",
-        "vendor": "nvidia", "variant": "cu128", "torch": "2.9.1", "python": "3.12", "status": "fail",
-        "host": {"gpus": [{"vendor": "nvidia", "index": 0, "name": "NVIDIA GeForce RTX 3090", "arch": "sm_86"}],
-                 "nvidia_driver": "535.104.05", "amd_driver": None, "dev_kfd": False,
-                 "engine": {"runtimes": ["io.containerd.runc.v2", "nvidia", "runc"]}},
-        "probes": {"facts": {"torch": {"version": "2.9.1+cu128", "cuda": "12.8", "hip": None, "available": False,
-                                       "arch_list": ["sm_80", "sm_86", "sm_90", "sm_120"]},
-                             "devices": [], "shm_bytes": 67108864, "driver": {"nvidia": {"version": "535.104.05"}}},
-                   "probes": [{"id": "cuda_init", "layer": 2, "status": "fail",
-                               "message": "RuntimeError: The NVIDIA driver on your system is too old "
-                                          "(found version 12020)."}]},
-        "env": {},
-    }
+_saved_cell = driver_too_old_cell
 
 
 def test_diagnose_a_saved_cell_with_its_facts(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 from gpumatrix.diagnose import (CAUSES, FACTS, RulesError, diagnose, facts_from_cell_result, load_rules,
                                 required_min_driver)
 from gpumatrix.diagnose.cli import main
+from tests.builders import driver_too_old_cell
 
 
 def test_every_fact_is_declared_with_a_type_and_a_meaning():
@@ -67,25 +68,7 @@ def test_required_min_driver_from_the_data():
     assert required_min_driver("nonsense") is None
 
 
-def _cell(**overrides):
-    # the shape gpumatrix.results.CellResult.to_dict() writes
-    doc = {
-        "schema_version": 1, "cell_id": "cu128-torch2.9.1", "base_id": "cuda12.8", "base_image": "nvidia/cuda",
-        "vendor": "nvidia", "variant": "cu128", "torch": "2.9.1", "python": "3.12", "status": "fail",
-        "host": {"gpus": [{"vendor": "nvidia", "index": 0, "name": "NVIDIA GeForce RTX 3090", "arch": "sm_86"}],
-                 "nvidia_driver": "535.104.05", "amd_driver": None, "dev_kfd": False,
-                 "engine": {"runtimes": ["io.containerd.runc.v2", "nvidia", "runc"]}},
-        "probes": {"facts": {"torch": {"version": "2.9.1+cu128", "cuda": "12.8", "hip": None, "available": False,
-                                       "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]},
-                             "devices": [], "shm_bytes": 67108864, "env": {"HSA_OVERRIDE_GFX_VERSION": None},
-                             "driver": {"nvidia": {"version": "535.104.05"}, "amdgpu": {"loaded": False}}},
-                   "probes": [{"id": "cuda_init", "layer": 2, "status": "fail",
-                               "message": "RuntimeError: The NVIDIA driver on your system is too old "
-                                          "(found version 12020)."}]},
-        "env": {},
-    }
-    doc.update(overrides)
-    return doc
+_cell = driver_too_old_cell  # the shape gpumatrix.results.CellResult.to_dict() writes
 
 
 def test_facts_from_a_saved_cell_result():
