@@ -121,6 +121,11 @@ def run_matrix(request: RunRequest, echo: Callable[[str], None] | None = None) -
         if not summary.readable or summary.state == "unknown":
             raise UsageError("--resume", f"nothing can be resumed: {summary.problem}; start a run without --resume")
         request = resumed(request, summary.data.get("request"))
+        saved_namespace, namespace = summary.data.get("image_namespace"), image_namespace()
+        if isinstance(saved_namespace, str) and saved_namespace != namespace:
+            raise UsageError("--resume", f"the interrupted run named its images {saved_namespace}/… "
+                                         f"(GPUMATRIX_IMAGE_NAMESPACE) and this one would name them {namespace}/…; "
+                                         "resume with the same namespace, or start a new run without --resume")
     matrix, _, cells = _selected(request.matrix_path, request.only)
     matrix = with_nvidia_mode(matrix, request.nvidia_mode)
     cells = select_shard(cells, request.shard)

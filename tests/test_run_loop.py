@@ -20,7 +20,7 @@ import pytest
 
 from gpumatrix import cli
 from gpumatrix.config import expand_cells, parse_matrix
-from gpumatrix.errors import EngineUnavailable
+from gpumatrix.errors import EngineUnavailable, UsageError
 from gpumatrix.host import discover_host
 from gpumatrix.results.store import ResultsDir
 from gpumatrix.run.pipeline import Runner
@@ -467,3 +467,20 @@ def test_a_twin_probes_itself_when_the_first_probe_run_ended_in_an_error(tmp_pat
     assert len(api.called("create_container")) == 2  # an error is not assumed to repeat: the twin probed
     assert summary["cells"] == {CPU: "error", f"{CPU}+cpu": "error"}
     assert not any(r["probes_from"] or r["probes_reused"] for r in saved(tmp_path / "results").values())
+
+
+def test_a_resume_names_images_as_the_interrupted_run_did(tmp_path, wheelhouse, previous, monkeypatch):
+    first = previous.read_summary()
+    assert first["image_namespace"]  # every run records it (the session's own namespace here)
+    killed = {**first, "state": "interrupted", "cells": {CPU: "pass"}, "not_done": [CPU2, ROCM],
+              "request": {**first["request"], "matrix_path": str(tmp_path / "matrix.yaml")}}
+    (previous.path / "summary.json").write_text(json.dumps(killed))
+    (tmp_path / "matrix.yaml").write_text(MATRIX.format(wheels=wheelhouse / "wheels-src", extra=""))
+    monkeypatch.setenv("GPUMATRIX_IMAGE_NAMESPACE", "someone-else")
+    with pytest.raises(UsageError) as info:  # refused before the engine is asked anything
+        cli.run_matrix(RunRequest(matrix_path=str(tmp_path / "matrix.yaml"), results_path=str(previous.path),
+                                  resume=True), echo=lambda s: None)
+    assert info.value.exit_code == 2
+    assert f"named its images {first['image_namespace']}/…" in str(info.value)
+    assert "would name them someone-else/…" in str(info.value)
+    assert previous.read_summary() == killed  # nothing was touched

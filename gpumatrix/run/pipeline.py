@@ -214,6 +214,7 @@ class Runner:
                 "schema_version": 1, "tool_version": __version__, "matrix": str(self.matrix.path),
                 "run_id": previous.data.get("run_id") if previous is not None else SESSION_ID,
                 "request": remembered(self.request),
+                "image_namespace": image_namespace(),  # a resume must name images as this run did
                 "push": self.push,  # a build job's folder records its registry (probe --from checks against it)
                 "host": self.host.fingerprint(),
                 "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
