@@ -10,6 +10,7 @@ in ``wheelhouse`` below, and every test after that finds the resolution in the w
 from __future__ import annotations
 
 import _thread
+import signal
 import json
 import shutil
 import time
@@ -275,8 +276,14 @@ def test_ctrl_c_removes_the_running_probe_and_resume_finishes_the_rest(tmp_path,
 
     api.on_wait = ctrl_c_during_the_second_probe
     lines: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        run(engine, matrix, tmp_path / "results", cells, host, lines)
+    # Ctrl-C reaches a foreground process; a test session started as a background job inherits SIGINT
+    # ignored, and then interrupt_main() does nothing (found running .ci/run in the background).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run(engine, matrix, tmp_path / "results", cells, host, lines)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
     done, cut = probing
     summary = json.loads((tmp_path / "results" / "summary.json").read_text())
