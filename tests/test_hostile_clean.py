@@ -59,6 +59,14 @@ def _labels(cell: str, **extra: str) -> dict:
     return {MANAGED_LABEL: "true", "io.gpumatrix.cell": cell, **SESSION.labels, **extra}
 
 
+def _build_ours(engine, tracked, tag: str, cell: str) -> str:
+    """A tiny image named ``tag`` with gpumatrix's labels for ``cell``, removed by the test's tracking."""
+    image_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), tag, {},
+                            _labels(cell), lambda s: None)
+    tracked["images"].append(image_id)
+    return image_id
+
+
 @pytest.fixture
 def base_image(engine):
     if engine.image_info("debian:bookworm-slim") is None:
@@ -69,9 +77,7 @@ def base_image(engine):
 def test_clean_never_removes_a_users_image_built_from_ours(engine, tracked, unique, base_image):
     cell = f"hostile{unique}-torch1"
     ours = f"{NS}/hostile{unique}:torch1-abc"
-    ours_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), ours, {},
-                           _labels(cell), lambda s: None)
-    tracked["images"].append(ours_id)
+    ours_id = _build_ours(engine, tracked, ours, cell)
     # the user's own image FROM ours inherits every io.gpumatrix label, and has only the user's tag
     theirs = f"user/app{unique}:1"
     theirs_id = engine.build(tar_context({"Dockerfile": f"FROM {ours}\nRUN echo {unique} > /app\n".encode()}),
@@ -92,9 +98,7 @@ def test_clean_only_untags_an_image_that_also_has_a_foreign_tag(engine, tracked,
     cell = f"hostile{unique}-torch2"
     ours = f"{NS}/hostile{unique}:torch2-abc"
     pushed = f"127.0.0.1:5999/ml/{NS}/hostile{unique}:torch2"  # a registry name of ours (no push needed)
-    image_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), ours, {},
-                            _labels(cell), lambda s: None)
-    tracked["images"].append(image_id)
+    image_id = _build_ours(engine, tracked, ours, cell)
     keep = f"user/keep{unique}:v1"
     engine.tag(image_id, pushed)
     engine.tag(image_id, keep)
@@ -108,9 +112,7 @@ def test_clean_only_untags_an_image_that_also_has_a_foreign_tag(engine, tracked,
 def test_clean_removes_an_image_whose_every_name_is_ours(engine, tracked, unique, base_image):
     cell = f"hostile{unique}-torch3"
     ours = f"{NS}/hostile{unique}:torch3-abc"
-    image_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), ours, {},
-                            _labels(cell), lambda s: None)
-    tracked["images"].append(image_id)
+    image_id = _build_ours(engine, tracked, ours, cell)
     engine.tag(image_id, f"127.0.0.1:5999/{NS}/hostile{unique}:torch3")
     out = cli.clean(only=cell)
     assert engine.image_info(image_id) is None, out
@@ -123,9 +125,7 @@ def test_clean_removes_only_the_names_of_this_hosts_namespace(engine, tracked, u
     cell = f"hostile{unique}-torch5"
     other = f"{NS}-other"
     here, there = f"{NS}/hostile{unique}:torch5-abc", f"{other}/hostile{unique}:torch5-abc"
-    image_id = engine.build(tar_context({"Dockerfile": b"FROM debian:bookworm-slim\nCMD [\"true\"]\n"}), here, {},
-                            _labels(cell), lambda s: None)
-    tracked["images"].append(image_id)
+    image_id = _build_ours(engine, tracked, here, cell)
     engine.tag(image_id, there)
     engine.tag(image_id, f"127.0.0.1:5999/{other}/hostile{unique}:torch5")
     out = cli.clean(only=cell)
