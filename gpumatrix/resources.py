@@ -13,6 +13,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
+CACHE_ENV = "GPUMATRIX_CACHE_DIR"
+
 
 def _package_dir(package: str) -> Path:
     # Both packages are plain folders on disk (never zipped): they are bind-mounted into containers
@@ -28,3 +30,13 @@ def probes_dir() -> Path:
 def templates_dir() -> Path:
     """The Dockerfile templates and install scripts (the repository's ``images/``)."""
     return Path(os.environ.get("GPUMATRIX_IMAGES_DIR") or _package_dir("gpumatrix.templates"))
+
+
+def cache_root() -> Path:
+    """``$GPUMATRIX_CACHE_DIR``, else platformdirs' user cache folder for gpumatrix (the wheelhouse, the
+    compile caches, remembered matrix validations)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    import platformdirs
+
+    return platformdirs.user_cache_path("gpumatrix")

@@ -14,7 +14,8 @@ import pytest
 from tests._wheels import IndexServer, make_numpy, make_wheel, pip_env, sha256
 import gpumatrix.images.wheelhouse as wheelhouse
 from gpumatrix.errors import BuildError
-from gpumatrix.images.wheelhouse import Wheelhouse, cache_root, platform_tags, redact, request_for
+from gpumatrix.images.wheelhouse import Wheelhouse, platform_tags, redact, request_for
+from gpumatrix.resources import cache_root
 
 
 @pytest.fixture

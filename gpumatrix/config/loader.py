@@ -29,7 +29,7 @@ from gpumatrix.config.model import (
     RunOptions,
     TorchSpec,
 )
-from gpumatrix.config.schema import compile_pattern, has_error_at, line_at, load_schema, schema_problems
+from gpumatrix.config.schema import compile_pattern, has_error_at, line_at, load_schema, schema_problems_of_text
 from gpumatrix.config.select import has_glob
 from gpumatrix.config.yamlloc import LocDict, load_located
 from gpumatrix.errors import ConfigError, Problem
@@ -78,7 +78,7 @@ def parse_matrix(text: str, path: Path) -> Matrix:
                                 f"schema_version {SCHEMA_VERSION}"))
         raise ConfigError(problems)  # another version's rules would only produce noise
 
-    found, bad = schema_problems(data, where)
+    found, bad = schema_problems_of_text(text, data, where)
     checks = _Checks(data, path, bad)
     matrix = checks.build()
     problems += found + checks.problems

@@ -18,12 +18,15 @@ import functools
 import json
 import re
 from importlib import resources
-from typing import Any, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from jsonschema import Draft202012Validator, ValidationError, validators
+if TYPE_CHECKING:  # jsonschema is imported when a matrix is validated, not by every run (see schema_problems)
+    from jsonschema import ValidationError
 
 from gpumatrix.config.yamlloc import LocDict, LocList
 from gpumatrix.errors import Problem
+from gpumatrix.resources import cache_root
 
 Path_ = Sequence[Any]  # a JSON path: keys and list indexes
 
@@ -44,11 +47,18 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    from jsonschema import ValidationError
+
     if validator.is_type(instance, "string") and not compile_pattern(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-MatrixValidator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+@functools.lru_cache(maxsize=None)
+def matrix_validator_class() -> Any:
+    """jsonschema's Draft 2020-12 validator with ``pattern`` read as described in the module docstring."""
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(Draft202012Validator, {"pattern": _pattern})
 
 
 @functools.lru_cache(maxsize=None)
@@ -57,7 +67,7 @@ def validator() -> Any:
 
     The schema itself is checked against its meta-schema by the tests (``check_schema``), not here: it
     ships with the code, and checking it cost every run more than validating the matrix does."""
-    return MatrixValidator(load_schema())
+    return matrix_validator_class()(load_schema())
 
 
 # ---------------------------------------------------------------------------
@@ -241,6 +251,59 @@ def schema_problems(data: Any, where: str) -> tuple[list[Problem], set[tuple[Any
     unique = list(dict.fromkeys(problems))
     unique.sort(key=lambda p: (p.line or 0, p.message))
     return unique, bad
+
+
+def schema_problems_of_text(text: str, data: Any, where: str) -> tuple[list[Problem], set[tuple[Any, ...]]]:
+    """:func:`schema_problems` of ``data``, parsed from ``text``, skipped for a text already found valid.
+
+    A valid matrix is remembered by a hash of everything its validity depends on — its text, the shipped
+    schema, this module's and the YAML loader's code, PyYAML's and Python's versions, and jsonschema's
+    installed files (their size and mtime: an upgrade rewrites them) — as an empty file under
+    ``$GPUMATRIX_CACHE_DIR/valid-matrices``. An unchanged matrix then costs no jsonschema import (~45 ms, a
+    tenth of a warm rerun). Only valid texts are remembered, so no error can be hidden: a changed text,
+    schema or validator has another key and is validated again. The cross-field checks run every time.
+    """
+    key = _validity_key(text)
+    mark = cache_root() / "valid-matrices" / key if key else None
+    if mark is not None and mark.is_file():
+        return [], set()
+    problems, bad = schema_problems(data, where)
+    if not problems and mark is not None:
+        try:
+            mark.parent.mkdir(parents=True, exist_ok=True)
+            mark.touch()
+        except OSError:
+            pass  # a read-only cache only costs the next run a validation
+    return problems, bad
+
+
+def _validity_key(text: str) -> str | None:
+    """The hash described in :func:`schema_problems_of_text`, or None when jsonschema's files cannot be found."""
+    import hashlib
+    import importlib.util
+    import sys
+
+    import yaml
+
+    spec = importlib.util.find_spec("jsonschema")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    h = hashlib.sha256()
+    for folder in spec.submodule_search_locations:
+        try:
+            entries = sorted(Path(folder).iterdir())
+        except OSError:
+            return None
+        for entry in entries:
+            if entry.suffix == ".py":
+                st = entry.stat()
+                h.update(f"{entry.name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    h.update(f"{sys.version}\0{yaml.__version__}\0".encode())
+    for source in (__file__, sys.modules[LocDict.__module__].__file__ or ""):
+        h.update(Path(source).read_bytes())
+    h.update(json.dumps(load_schema(), sort_keys=True).encode())
+    h.update(b"\0" + text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 def has_error_at(bad: set[tuple[Any, ...]], path: Path_) -> bool:

@@ -34,12 +34,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Callable, Iterator, Sequence
 
-import platformdirs
-
 from gpumatrix.errors import BuildError
 from gpumatrix.fsutil import write_text_atomic
+from gpumatrix.resources import cache_root
 
-CACHE_ENV = "GPUMATRIX_CACHE_DIR"
 RESOLVE_TTL_ENV = "GPUMATRIX_RESOLVE_TTL_S"
 # How long a resolution (which files `torch==X` needs) is reused before pip is asked again. PyPI's
 # own index pages are cacheable for 10 minutes, so pip itself sees no newer dependency sooner.
@@ -59,11 +57,6 @@ _RAW_PROGRESS = re.compile(r"^Progress (\d+) of (\d+)\s*$")
 RAW_PROGRESS_PIP = (24, 1)
 Activity = Callable[[str, bool], None]  # (what pip does now, is it frequent detail such as bytes)
 _WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
-
-
-def cache_root() -> Path:
-    """``$GPUMATRIX_CACHE_DIR``, else platformdirs' user cache folder for gpumatrix."""
-    return Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_path("gpumatrix"))
 
 
 def redact(text: str) -> str:

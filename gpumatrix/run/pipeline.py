@@ -31,7 +31,8 @@ from gpumatrix.images.naming import image_namespace
 from gpumatrix.images.ready import acquire_ready_image
 from gpumatrix.images.registry import push_cell_image
 from gpumatrix.images.serve import WheelServer
-from gpumatrix.images.wheelhouse import Wheelhouse, cache_root
+from gpumatrix.images.wheelhouse import Wheelhouse
+from gpumatrix.resources import cache_root
 from gpumatrix.results.status import VERDICT
 from gpumatrix.results.store import CellResult, ResultsDir, ResultWriteError
 from gpumatrix.run.liveness import owner_alive
@@ -186,8 +187,9 @@ class Runner:
         once, one probe container per GPU, and CPU probes bounded by the cores; a build overlaps the
         probes of cells already built.
 
-        The summary is written before the first cell and after every cell, so a run killed even
-        by SIGKILL leaves a record of what it finished; ``resume`` continues such a run.
+        The summary is written before the first cell and after every cell (once for cells that
+        finished together: each cell's own result file is written first), so a run killed even by
+        SIGKILL leaves a record of what it finished; ``resume`` continues such a run.
         """
         r = self.request
         build, probe, force, rebuild, quick, perf, resume, jobs = (
@@ -248,7 +250,8 @@ class Runner:
                         self.echo(f"{result.cell_id}: error: {write_error}")
                     cells_done[result.cell_id] = result.status
                     not_done.remove(result.cell_id)
-                    self._write_summary(summary)
+                    if finished.empty():  # cells that finished together share one write (each fsyncs)
+                        self._write_summary(summary)
                 summary["state"] = "complete"
             except BaseException as err:
                 # Ctrl-C, SIGTERM, or anything unforeseen: the run ends here, but never leaves its
