@@ -79,4 +79,12 @@ RULE_CASES = (
     RuleCase("fallback-device-nodes", "https://github.com/l1na-forever/stable-diffusion-rocm-docker/issues/8",
              'docker: Error response from daemon: error gathering device information while adding custom device '
              '"/dev/kfd": no such file or directory.', alone=True),
+    # batch 4 (train side): the fallbacks name a runtime called nvidia and a runtime that failed to initialise
+    RuleCase("fallback-nvidia-container-stack", "https://github.com/NVIDIA/k8s-device-plugin/issues/479",
+             "Warning  FailedCreatePodSandBox  0s (x5 over 49s)  kubelet            Failed to create pod sandbox: "
+             'rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured',
+             alone=True),
+    RuleCase("fallback-gpu-runtime", "https://github.com/JuliaGPU/CUDAdrv.jl/issues/210",
+             " Error: CUDAdrv.jl failed to initialize \n│   exception =\n│    CUDA error: unknown error (code 999, ERROR_UNKNOWN)",
+             alone=True),
 )
