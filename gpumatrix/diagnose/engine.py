@@ -239,9 +239,11 @@ def diagnose(
     prepared = prepare((clean_lines(probe) if probe else []) + lines)
 
     matched: list[tuple[Rule, str]] = []
-    for fallback in (False, True):  # fallbacks only speak when nothing specific did
+    # Fallbacks only speak when nothing specific did, and the last-resort ones (a component of the
+    # stack's vocabulary near an error word) only when no other fallback did either.
+    for stage in (("facts", "strong", "weak"), ("fallback",), ("last_resort",)):
         for rule in ruleset.rules:
-            if rule.fallback is fallback:
+            if rule.tier in stage:
                 evidence = _match(rule, prepared, known)
                 if evidence is not None:
                     matched.append((rule, evidence))

@@ -27,7 +27,7 @@ _QUANTIFIED_GROUP = re.compile(r"(?<!\\)\)[*+{]")
 _BOUNDED_REPEAT = re.compile(r"\{(\d*),?(\d*)\}")
 MAX_REPEAT = 200
 
-_RULE_KEYS = {"id", "cause", "patterns", "require", "exclude", "when", "weak", "fallback", "remedy",
+_RULE_KEYS = {"id", "cause", "patterns", "require", "exclude", "when", "weak", "fallback", "last_resort", "remedy",
               "explanation", "evidence", "hint", "source", "confidence", "alternatives"}
 _TOP_KEYS = {"schema_version", "layers", "causes", "hsa_override", "rules"}
 _CAUSE_KEYS = {"summary", "remedy", "check"}
@@ -37,9 +37,10 @@ _OPERATORS = {"eq", "ne", "in", "not_in", "contains", "not_contains", "known", "
 _HINTS = {"hsa_override"}
 
 # How sure a rule is when it does not say: facts are measured, text is a symptom, a weak
-# symptom has several usual causes, and a fallback only says which part of the stack spoke.
-DEFAULT_CONFIDENCE = {"facts": 0.9, "strong": 0.8, "weak": 0.5, "fallback": 0.3}
-TIERS = ("facts", "strong", "weak", "fallback")
+# symptom has several usual causes, a fallback only says which part of the stack spoke, and a
+# last-resort fallback only that an error line names a component of the stack's vocabulary.
+DEFAULT_CONFIDENCE = {"facts": 0.9, "strong": 0.8, "weak": 0.5, "fallback": 0.3, "last_resort": 0.25}
+TIERS = ("facts", "strong", "weak", "fallback", "last_resort")
 
 
 class RulesError(GpumatrixError):
@@ -166,6 +167,7 @@ class Rule:
     when: tuple[Condition, ...] = ()
     weak: bool = False
     fallback: bool = False
+    last_resort: bool = False  # a fallback that speaks only when no other fallback matched either
     evidence: str | None = None
     hint: str | None = None
     source: str | None = None
@@ -181,7 +183,7 @@ class Rule:
         if self.uses_facts:
             return "facts"
         if self.fallback:
-            return "fallback"
+            return "last_resort" if self.last_resort else "fallback"
         return "weak" if self.weak else "strong"
 
     def sort_key(self) -> tuple[int, int, int]:
@@ -379,6 +381,8 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
             problems.append(f"{where}: a rule on facts needs an evidence template")
         if entry.get("fallback") and (entry.get("weak") or when):
             problems.append(f"{where}: a fallback rule is text-only and neither weak nor on facts")
+        if entry.get("last_resort") and not entry.get("fallback"):
+            problems.append(f"{where}: 'last_resort' only applies to a fallback rule")
         hint = entry.get("hint")
         if hint is not None and hint not in _HINTS:
             problems.append(_unknown_key_problem(f"{where} hint", str(hint), _HINTS))
@@ -394,6 +398,7 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
             exclude=tuple(p for p in exclude if p is not None),
             when=tuple(c for c in when if c is not None),
             weak=bool(entry.get("weak", False)), fallback=bool(entry.get("fallback", False)),
+            last_resort=bool(entry.get("last_resort", False)),
             evidence=entry.get("evidence"), hint=hint, source=entry.get("source"),
             confidence=float(confidence) if confidence is not None else None,
             alternatives=_parse_alternatives(where, entry.get("alternatives"), problems),

@@ -87,4 +87,8 @@ RULE_CASES = (
     RuleCase("fallback-gpu-runtime", "https://github.com/JuliaGPU/CUDAdrv.jl/issues/210",
              " Error: CUDAdrv.jl failed to initialize \n│   exception =\n│    CUDA error: unknown error (code 999, ERROR_UNKNOWN)",
              alone=True),
+    RuleCase("fallback-math-libraries", "https://github.com/NVIDIA/Fuser/issues/4529",
+             "RuntimeError: CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling `cublasCreate(handle)`\n"
+             "Exception raised from createCublasHandle at /opt/pytorch/pytorch/aten/src/ATen/cuda/CublasHandlePool.cpp:92",
+             alone=True),
 )
