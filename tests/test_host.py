@@ -315,6 +315,9 @@ def test_one_version_type_reads_what_tools_print():
     assert release(None) == () and parse_version("no version") is None
     assert sorted(["2.10.0", "2.9.1", "2.9.0a0+rocm6.4", "junk"], key=version_key) == [
         "junk", "2.9.0a0+rocm6.4", "2.9.1", "2.10.0"]
+    # digits of other scripts are no version (the fuzz test found "\U000112f0" crashing the parser)
+    assert parse_version("\U000112f0") is None and parse_version("\u0663.\u0664") is None
+    assert release("12.\U000112f0") == (12,) and version_key("\U000112f0") == (0, "\U000112f0")
 
 
 def test_discovery_on_this_machine_does_not_crash():

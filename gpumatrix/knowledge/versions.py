@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 __all__ = ["Version", "at_least", "parse_version", "release", "version_key"]
 
-_LEADING_NUMBER = re.compile(r"[vV]?(\d+(?:\.\d+)*)")
+_LEADING_NUMBER = re.compile(r"[vV]?(\d+(?:\.\d+)*)", re.ASCII)  # Version() takes ASCII digits only
 
 
 def parse_version(value: Any) -> Version | None:
