@@ -91,4 +91,9 @@ RULE_CASES = (
              "RuntimeError: CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling `cublasCreate(handle)`\n"
              "Exception raised from createCublasHandle at /opt/pytorch/pytorch/aten/src/ATen/cuda/CublasHandlePool.cpp:92",
              alone=True),
+    # batch 6 (train side): the runtime refusing the code objects' ISA is the arch, the second error of the thread
+    RuleCase("hsa-invalid-isa", "https://github.com/likelovewant/ROCmLibs-for-gfx1103-AMD780M-APU/issues/37",
+             "Then, I set it to 11.0.0, I receive another error:\n"
+             ":0:rocdevice.cpp            :3018: 128688649210d us:  Callback: Queue 0x7f7f4d000000 aborting with error : "
+             "HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is invalid. code: 0x100f"),
 )
