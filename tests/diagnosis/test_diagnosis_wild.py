@@ -22,6 +22,7 @@ FROZEN = {
     "batch3": {"cases": 37, "before": 23, "after": 25, "now": 26},  # batch 4's fallback: a runtime named nvidia
     "batch4": {"cases": 33, "before": 19, "after": 24},
     "batch5": {"cases": 39, "before": 30, "after": 33},  # collected broadly; the stack-named fallbacks came with it
+    "batch6": {"cases": 32, "before": 23, "after": 23},  # collected broadly, with pasted reports and permission/vendor/shm cases
 }
 
 ALL = {batch: {side: load(batch, side) for side in ("train", "holdout")} for batch in batches()}
