@@ -23,6 +23,19 @@ FROZEN = {
     "batch4": {"cases": 33, "before": 19, "after": 24},
     "batch5": {"cases": 39, "before": 30, "after": 33},  # collected broadly; the stack-named fallbacks came with it
     "batch6": {"cases": 32, "before": 23, "after": 23},  # collected broadly, with pasted reports and permission/vendor/shm cases
+    "batch7": {"cases": 38, "before": 30, "after": 30},  # collected broadly, aimed at runtime init, permissions, shm, hardware, old drivers
+}
+
+# Train cases that no general rule reaches, kept with the label their thread shows rather than
+# relabelled or matched by a rule written for one thread (docs/diagnosis.md, batch 7). Strict:
+# when a later rule gets one right, the test says so and the entry must go.
+KNOWN_TRAIN_MISSES = {
+    "cuda-samples-34": "cudaErrorNoDevice on a bare host that a driver reinstall fixed; a bare-host rule "
+                       "broke batch 5's held-out quadrants-766, so no_device_visible stays the answer",
+    "dreammat-14": "torch.cuda.is_available() False in a container; the fix was the toolkit plus --gpus all, "
+                   "which the message cannot tell from a missing --gpus alone",
+    "legacy-rocm-build-1911": "Error 101 hipErrorInvalidDevice on an RX 7900 XT fixed by a newer ROCm (arch), "
+                              "where the curated corpus has the same message as a runtime failure",
 }
 
 ALL = {batch: {side: load(batch, side) for side in ("train", "holdout")} for batch in batches()}
@@ -62,7 +75,18 @@ def test_held_out_accuracy_does_not_fall_below_the_recorded_figure(batch, capsys
     assert correct >= FROZEN[batch].get("now", FROZEN[batch]["after"]), "\n".join(misses)
 
 
-@pytest.mark.parametrize("case", [c for sides in ALL.values() for c in sides["train"]], ids=lambda c: c.id)
+def _train_param(case):
+    if case.id in KNOWN_TRAIN_MISSES:
+        return pytest.param(case, id=case.id, marks=pytest.mark.xfail(reason=KNOWN_TRAIN_MISSES[case.id], strict=True))
+    return pytest.param(case, id=case.id)
+
+
+def test_known_train_misses_are_train_cases():
+    train = {c.id for sides in ALL.values() for c in sides["train"]}
+    assert set(KNOWN_TRAIN_MISSES) <= train
+
+
+@pytest.mark.parametrize("case", [_train_param(c) for sides in ALL.values() for c in sides["train"]])
 def test_wild_train_case(case):
     result = diagnose(case.text)
     assert result.cause == case.cause, f"{case.source}: got {result.cause} via {result.rule}: {result.evidence}"
