@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-if TYPE_CHECKING:  # jsonschema is imported when a matrix is validated, not by every run (see schema_problems)
+if TYPE_CHECKING:  # jsonschema is imported only to validate a matrix not yet remembered (schema_problems_of_text)
     from jsonschema import ValidationError
 
 from gpumatrix.config.yamlloc import LocDict, LocList
