@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .learned import ModelError, load_model
 from .reports import facts_from_reports
 from .rules import DEFAULT_CONFIDENCE, Alternative, Rule, RuleSet, arch_base, load_rules
 from .text import Text, clean_lines, decode, prepare
@@ -217,6 +218,43 @@ def _alternatives(ruleset: RuleSet, best: Rule, others: list[Rule]) -> tuple[Alt
     return tuple(out[:MAX_ALTERNATIVES])
 
 
+LEARNED_RULE = "learned-naive-bayes"
+
+
+def _learned(ruleset: RuleSet, prepared: Text) -> Diagnosis | str:
+    """The model's reading of input no rule matched, when the rules file lets it speak (see .learned).
+
+    A string instead says why the model could not be read: the answer stays ``unknown`` and says so.
+    """
+    gate = ruleset.learned
+    if gate is None or not gate.admits(prepared.flat):
+        return ""
+    try:
+        model = load_model(gate.model)
+    except ModelError as err:
+        return f" The learned model was not consulted: {err}"
+    reading = model.read(prepared.flat)
+    if reading.cause == "unknown" or reading.posterior < gate.min_posterior:
+        return ""
+    # The runners-up by rank: naive Bayes posteriors are overconfident, so their size says little.
+    alternatives = tuple(
+        Alternative(cause=cause, check=ruleset.checks[cause],
+                    why=f"{ruleset.summaries.get(cause, cause)} (the model's next guess)")
+        for cause, _ in reading.ranked[1:]
+        if cause != "unknown" and cause in ruleset.checks
+    )[:3]
+    words = ", ".join(repr(w) for w in reading.words) or "its words"
+    check = ruleset.checks.get(reading.cause, "")
+    return Diagnosis(
+        cause=reading.cause,
+        remedy=f"Likely: {ruleset.summaries.get(reading.cause, reading.cause)} Check first: {check}".strip(),
+        evidence=prepared.most_error_like(),
+        explanation=(f"No rule matched. A naive Bayes model trained on {reading.examples} labelled real messages "
+                     f"reads this as {reading.cause} (posterior {reading.posterior:.2f}), mostly from {words}. "
+                     "It is a guess: run the check, and the alternatives' checks."),
+        rule=LEARNED_RULE, confidence=gate.confidence, alternatives=alternatives)
+
+
 def diagnose(
     text: str | bytes = "",
     facts: Mapping[str, Any] | None = None,
@@ -250,8 +288,11 @@ def diagnose(
         if matched:
             break
     if not matched:
+        learned = _learned(ruleset, prepared)
+        if isinstance(learned, Diagnosis):
+            return learned
         return Diagnosis(cause="unknown", remedy=ruleset.unknown_remedy, evidence=prepared.most_error_like(),
-                         explanation=ruleset.summaries.get("unknown", ""), rule=None, confidence=0.0)
+                         explanation=ruleset.summaries.get("unknown", "") + learned, rule=None, confidence=0.0)
     matched.sort(key=lambda pair: pair[0].sort_key())
     best, evidence = matched[0]
     others = [rule for rule, _ in matched[1:]]

@@ -29,7 +29,8 @@ MAX_REPEAT = 200
 
 _RULE_KEYS = {"id", "cause", "patterns", "require", "exclude", "when", "weak", "fallback", "last_resort", "remedy",
               "explanation", "evidence", "hint", "source", "confidence", "alternatives"}
-_TOP_KEYS = {"schema_version", "layers", "causes", "hsa_override", "rules"}
+_TOP_KEYS = {"schema_version", "layers", "causes", "hsa_override", "learned", "rules"}
+_LEARNED_KEYS = {"model", "signal", "require", "exclude", "min_posterior", "confidence"}
 _CAUSE_KEYS = {"summary", "remedy", "check"}
 _ALTERNATIVE_KEYS = {"cause", "check", "why"}
 _OPERATORS = {"eq", "ne", "in", "not_in", "contains", "not_contains", "known", "is_null", "set",
@@ -198,8 +199,29 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Learned:
+    """When the learned model (:mod:`.learned`) may speak: the rules file's ``learned`` block.
+
+    Only when no rule matched, the input has a GPU-stack ``signal``, something went wrong (a
+    ``require`` pattern) and no ``exclude`` matches (a known code bug), and the model's first cause
+    is not ``unknown`` and has at least ``min_posterior``.
+    """
+
+    model: str
+    signal: tuple[re.Pattern[str], ...]
+    require: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
+    min_posterior: float = 0.5
+    confidence: float = 0.2
+
+    def admits(self, flat: str) -> bool:
+        return (any(p.search(flat) for p in self.signal) and all(p.search(flat) for p in self.require)
+                and not any(p.search(flat) for p in self.exclude))
+
+
+@dataclass(frozen=True)
 class RuleSet:
-    """All rules plus the per-cause defaults and the HSA override table."""
+    """All rules plus the per-cause defaults, the HSA override table and the learned last word."""
 
     rules: tuple[Rule, ...]
     layers: Mapping[str, int]
@@ -208,6 +230,7 @@ class RuleSet:
     checks: Mapping[str, str] = field(default_factory=dict)
     hsa_override: Mapping[str, str] = field(default_factory=dict)
     path: str = ""
+    learned: Learned | None = None
 
 
 # ---------------------------------------------------------------- loading
@@ -295,6 +318,46 @@ def _parse_alternatives(where: str, raw: Any, problems: list[str]) -> tuple[Alte
     return tuple(out)
 
 
+def _fraction(where: str, value: Any, default: float, problems: list[str]) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        problems.append(f"{where} must be a number in (0, 1], got {value!r}")
+        return default
+    return float(value)
+
+
+def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        problems.append("learned: must be a mapping with model, signal, exclude, min_posterior, confidence")
+        return None
+    for key in raw:
+        if key not in _LEARNED_KEYS:
+            problems.append(_unknown_key_problem("learned", str(key), _LEARNED_KEYS))
+    model = raw.get("model")
+    if not isinstance(model, str) or not model:
+        problems.append("learned.model: name the model file (relative to the rules file)")
+        return None
+    lists = {}
+    for key in ("signal", "require", "exclude"):
+        value = raw.get(key) or []
+        if not isinstance(value, list):
+            problems.append(f"learned.{key}: must be a list of patterns")
+            value = []
+        lists[key] = [_compile_pattern(f"learned.{key}", p, problems) for p in value]
+    signal, require, exclude = lists["signal"], lists["require"], lists["exclude"]
+    if not signal:
+        problems.append("learned.signal: give at least one pattern; the model speaks only on GPU-stack input")
+    return Learned(model=str(Path(path).parent / model),
+                   signal=tuple(p for p in signal if p is not None),
+                   require=tuple(p for p in require if p is not None),
+                   exclude=tuple(p for p in exclude if p is not None),
+                   min_posterior=_fraction("learned.min_posterior", raw.get("min_posterior"), 0.5, problems),
+                   confidence=_fraction("learned.confidence", raw.get("confidence"), 0.2, problems))
+
+
 def parse_rules(raw: Any, path: str) -> RuleSet:
     """Validate a parsed rules document; raise :class:`RulesError` listing every problem."""
     problems: list[str] = []
@@ -341,6 +404,7 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
         problems.append("causes.unknown needs a remedy")
 
     hsa_override = {str(k).lower(): str(v) for k, v in (raw.get("hsa_override") or {}).items()}
+    learned = _parse_learned(raw.get("learned"), path, problems)
 
     rules: list[Rule] = []
     seen_ids: set[str] = set()
@@ -411,4 +475,4 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
     if problems:
         raise RulesError(path, problems)
     return RuleSet(rules=tuple(rules), layers=layers, summaries=summaries, unknown_remedy=unknown_remedy,
-                   checks=checks, hsa_override=hsa_override, path=path)
+                   checks=checks, hsa_override=hsa_override, path=path, learned=learned)

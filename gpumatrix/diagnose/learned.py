@@ -1,0 +1,164 @@
+"""The last word: a naive Bayes reading of input that no rule matched but that names the GPU stack.
+
+Rules are precise but only know the wordings they were written for; on batches of real messages
+collected later, most misses were ``unknown`` on text a practitioner classifies at a glance
+(docs/diagnosis.md, "The learned last word"). This module scores such text against a multinomial
+naive Bayes model over words and word pairs, trained on the labelled *train* sides of the
+diagnosis corpora only (never a held-out side), and shipped as ``gpumatrix/data/diagnosis_model.json``.
+
+The engine asks it only when no rule (fallbacks included) matched and the rules file's ``learned``
+block lets it speak (a GPU-stack signal in the input, no known code bug). Its answer is a ranked
+guess: low confidence, the runner-up causes as alternatives with their checks, and the words that
+decided it. ``python tools/build_diagnosis_model.py`` rebuilds the model; a test checks that the
+shipped file is exactly what the train sides give.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from gpumatrix.errors import GpumatrixError
+
+MODEL_FORMAT = "gpumatrix-diagnosis-naive-bayes/1"
+FEATURES = "lowercase words and adjacent word pairs, each counted once per message"
+ALPHA = 0.1  # additive smoothing; chosen by leave-one-batch-out accuracy on the train sides
+MAX_SCAN_CHARS = 10_000  # from each end of the text: errors sit at the end of logs, context at the start
+
+_WORD = re.compile(r"[a-z][a-z0-9_]{1,39}|(?<![0-9])\d{1,4}(?![0-9])")  # long numbers are ids, not codes
+
+
+class ModelError(GpumatrixError):
+    """The model file is missing or not a model this code can read."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(f"{path}: {problem}; rebuild it with `python tools/build_diagnosis_model.py`")
+        self.path = path
+
+
+def features(text: str) -> set[str]:
+    """The features of one message: its words and adjacent word pairs, lowercased, as a set."""
+    if len(text) > 2 * MAX_SCAN_CHARS:
+        text = text[:MAX_SCAN_CHARS] + "\n" + text[-MAX_SCAN_CHARS:]
+    words = _WORD.findall(text.lower())
+    found = set(words)
+    found.update(f"{a} {b}" for a, b in zip(words, words[1:]))
+    return found
+
+
+def build(examples: Iterable[tuple[str, str]], sources: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A model document from ``(cause, text)`` pairs; deterministic for the same pairs in any order."""
+    documents: Counter[str] = Counter()
+    counts: dict[str, Counter[str]] = {}
+    for cause, text in examples:
+        documents[cause] += 1
+        for feature in features(text):
+            counts.setdefault(feature, Counter())[cause] += 1
+    classes = sorted(documents)
+    index = {cause: i for i, cause in enumerate(classes)}
+    totals = [0] * len(classes)
+    table: dict[str, list[list[int]]] = {}
+    for feature in sorted(counts):
+        row = sorted([index[cause], n] for cause, n in counts[feature].items())
+        table[feature] = row
+        for i, n in row:
+            totals[i] += n
+    return {"format": MODEL_FORMAT, "features_are": FEATURES, "alpha": ALPHA,
+            "trained_on": dict(sorted((sources or {}).items())),
+            "classes": classes, "documents": [documents[c] for c in classes], "totals": totals,
+            "features": table}
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    """The model as JSON text, one feature per line so that a rebuild's diff reads as a list of words."""
+    head = {key: value for key, value in document.items() if key != "features"}
+    lines = [json.dumps(head, sort_keys=True, ensure_ascii=True)[:-1] + ', "features": {']
+    rows = sorted((document.get("features") or {}).items())
+    lines += [f"{json.dumps(f, ensure_ascii=True)}: {json.dumps(row, separators=(',', ':'))}"
+              + ("," if n < len(rows) - 1 else "") for n, (f, row) in enumerate(rows)]
+    return "\n".join(lines) + "\n}}\n"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The model's ranked causes for one text, with the words that weighed most for the first."""
+
+    ranked: tuple[tuple[str, float], ...]
+    words: tuple[str, ...]
+    examples: int
+
+    @property
+    def cause(self) -> str:
+        return self.ranked[0][0]
+
+    @property
+    def posterior(self) -> float:
+        return self.ranked[0][1]
+
+
+class Model:
+    """A loaded model; :meth:`read` scores a text."""
+
+    def __init__(self, document: Mapping[str, Any], path: str = "<model>"):
+        if not isinstance(document, Mapping) or document.get("format") != MODEL_FORMAT:
+            raise ModelError(path, f"not a {MODEL_FORMAT} document")
+        try:
+            self.classes = [str(c) for c in document["classes"]]
+            documents = [int(n) for n in document["documents"]]
+            totals = [int(n) for n in document["totals"]]
+            alpha = float(document["alpha"])
+            table = {str(f): [(int(i), int(n)) for i, n in row] for f, row in document["features"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise ModelError(path, f"malformed ({type(err).__name__}: {err})") from err
+        width = len(self.classes)
+        if not width or len(documents) != width or len(totals) != width or alpha <= 0 or min(documents) <= 0:
+            raise ModelError(path, "classes, documents and totals disagree")
+        if any(not 0 <= i < width for row in table.values() for i, _ in row):
+            raise ModelError(path, "a feature names a class that is not listed")
+        self.examples = sum(documents)
+        vocabulary = len(table)
+        self._prior = [math.log(n / self.examples) for n in documents]
+        self._unseen = [math.log(alpha) - math.log(t + alpha * vocabulary) for t in totals]
+        # log P(feature | class) - log P(unseen feature | class): only the classes a feature was seen in.
+        self._gain = {f: [(i, math.log((n + alpha) / alpha)) for i, n in row] for f, row in table.items()}
+
+    def read(self, text: str) -> Reading:
+        """The causes ranked by posterior, and the three words that favoured the first most."""
+        present = [f for f in features(text) if f in self._gain]
+        scores = list(self._prior)
+        # Every class pays the unseen price for each present feature, then gets back what it saw.
+        for i, unseen in enumerate(self._unseen):
+            scores[i] += unseen * len(present)
+        for feature in present:
+            for i, gain in self._gain[feature]:
+                scores[i] += gain
+        top = max(scores)
+        weights = [math.exp(s - top) for s in scores]
+        total = sum(weights)
+        ranked = tuple(sorted(((c, w / total) for c, w in zip(self.classes, weights)), key=lambda cw: -cw[1]))
+        best = self.classes.index(ranked[0][0])
+        lift = []
+        for feature in present:
+            gains = dict(self._gain[feature])
+            if best in gains:
+                others = [gains.get(i, 0.0) + self._unseen[i] - self._unseen[best] for i in range(len(self.classes))
+                          if i != best]
+                lift.append((gains[best] - max(others, default=0.0), feature))
+        words = tuple(feature for _, feature in sorted(lift, key=lambda lf: (-lf[0], lf[1]))[:3])
+        return Reading(ranked=ranked, words=words, examples=self.examples)
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(path: str) -> Model:
+    """The model at ``path`` (cached). Raises :class:`ModelError`."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ModelError(path, f"cannot read ({err})") from err
+    return Model(document, path)

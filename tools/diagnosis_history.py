@@ -1,0 +1,98 @@
+"""How much the learned last word adds on messages the rules had not seen: a replay of history.
+
+    python tools/diagnosis_history.py
+
+For each wild batch, the rules as they were when its held-out side was frozen (the commit that
+added ``BATCHn-holdout.yaml``, checked out into a temporary git worktree) diagnose the batch's
+TRAIN side, which no rule had been tuned on yet. Then the current learned tier answers where those
+rules said ``unknown``, with a model built from every train side except this batch's (leave one
+batch out). Only train sides are read, so the figures can be rerun while designing the tier
+without touching a held-out side. docs/diagnosis.md ("The learned last word") quotes the output.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gpumatrix.diagnose import load_rules  # noqa: E402
+from gpumatrix.diagnose.learned import Model, build  # noqa: E402
+from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
+from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402
+
+# Runs inside the old checkout: diagnose each text of a JSON list read from stdin.
+_OLD = ("import json, sys\nsys.path.insert(0, '.')\nfrom gpumatrix.diagnose import diagnose\n"
+        "json.dump([diagnose(t).cause for t in json.load(sys.stdin)], sys.stdout)\n")
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def freezing_commit(batch: str) -> str:
+    """The commit that added the batch's held-out side: the rules had not seen the batch there."""
+    path = (WILD_DIR / f"{batch}-holdout.yaml").relative_to(ROOT).as_posix()
+    return _git("log", "--format=%H", "--diff-filter=A", "--", path).splitlines()[-1]
+
+
+def old_answers(commit: str, texts: list[str], scratch: Path) -> list[str]:
+    tree = scratch / commit[:12]
+    _git("worktree", "add", "--detach", "--quiet", str(tree), commit)
+    try:
+        done = subprocess.run([sys.executable, "-c", _OLD], cwd=tree, input=json.dumps(texts),
+                              capture_output=True, text=True, check=True, env={"PYTHONPATH": str(tree)})
+        return list(json.loads(done.stdout))
+    finally:
+        _git("worktree", "remove", "--force", str(tree))
+
+
+def main() -> int:
+    gate = load_rules().learned
+    assert gate is not None, "the rules file has no learned block"
+    examples_by_file: dict[str, list[tuple[str, str]]] = {}
+    all_examples, _ = train_examples()
+    for path in sorted(WILD_DIR.glob("*-train.yaml")):
+        cases = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        examples_by_file[path.name] = [(c["cause"], c["text"]) for c in cases]
+    totals = [0, 0, 0, 0, 0]
+    print("| batch (train side) | cases | rules at freezing | + learned | learned spoke | of which right |")
+    print("|---|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory(prefix="gpumatrix-history-") as scratch:
+        for name, cases in examples_by_file.items():
+            batch = name.rsplit("-", 1)[0]
+            mine = set(cases)
+            model = Model(build([e for e in all_examples if e not in mine]))
+            old = old_answers(freezing_commit(batch), [text for _, text in cases], Path(scratch))
+            rules_right = learned_right = spoke = spoke_right = 0
+            for (cause, text), answer in zip(cases, old):
+                final = answer
+                flat = prepare(clean_lines(decode(text))).flat
+                if answer == "unknown" and gate.admits(flat):
+                    reading = model.read(flat)
+                    if reading.cause != "unknown" and reading.posterior >= gate.min_posterior:
+                        final = reading.cause
+                        spoke += 1
+                        spoke_right += final == cause
+                rules_right += answer == cause
+                learned_right += final == cause
+            n = len(cases)
+            for i, value in enumerate((n, rules_right, learned_right, spoke, spoke_right)):
+                totals[i] += value
+            print(f"| {batch} | {n} | {rules_right}/{n} = {rules_right / n:.1%} | "
+                  f"{learned_right}/{n} = {learned_right / n:.1%} | {spoke} | {spoke_right} |")
+    n, rules_right, learned_right, spoke, spoke_right = totals
+    print(f"| all | {n} | {rules_right}/{n} = {rules_right / n:.1%} | {learned_right}/{n} = "
+          f"{learned_right / n:.1%} | {spoke} | {spoke_right} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
