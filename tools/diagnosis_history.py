@@ -7,7 +7,9 @@ added ``BATCHn-holdout.yaml``, checked out into a temporary git worktree) diagno
 TRAIN side, which no rule had been tuned on yet. Then the current learned tier answers where those
 rules said ``unknown``, with a model built from every train side except this batch's (leave one
 batch out). Only train sides are read, so the figures can be rerun while designing the tier
-without touching a held-out side. docs/diagnosis.md ("The learned last word") quotes the output.
+without touching a held-out side. Batches frozen after the tier existed (batch 8 on) are left out:
+their figure at freezing already includes it (FROZEN in test_diagnosis_wild.py). docs/diagnosis.md
+("The learned last word") quotes the output.
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ def freezing_commit(batch: str) -> str:
     return _git("log", "--format=%H", "--diff-filter=A", "--", path).splitlines()[-1]
 
 
+def _has_learned_tier(commit: str) -> bool:
+    found = subprocess.run(["git", "cat-file", "-e", f"{commit}:gpumatrix/diagnose/learned.py"], cwd=ROOT,
+                           capture_output=True, check=False)
+    return found.returncode == 0
+
+
 def old_answers(commit: str, texts: list[str], scratch: Path) -> list[str]:
     tree = scratch / commit[:12]
     _git("worktree", "add", "--detach", "--quiet", str(tree), commit)
@@ -68,9 +76,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gpumatrix-history-") as scratch:
         for name, cases in examples_by_file.items():
             batch = name.rsplit("-", 1)[0]
+            commit = freezing_commit(batch)
+            if _has_learned_tier(commit):
+                continue  # frozen with the learned tier already: its figure at freezing is in FROZEN
             mine = set(cases)
             model = Model(build([e for e in all_examples if e not in mine]))
-            old = old_answers(freezing_commit(batch), [text for _, text in cases], Path(scratch))
+            old = old_answers(commit, [text for _, text in cases], Path(scratch))
             rules_right = learned_right = spoke = spoke_right = 0
             for (cause, text), answer in zip(cases, old):
                 final = answer

@@ -39,6 +39,12 @@ def _xy(value: str) -> str | None:
     return f"{int(found.group(1))}.{int(found.group(2))}" if found else None
 
 
+def _before_rocm_line(torch_version: str) -> bool:
+    """Whether this torch predates ROCm wheels (< 1.8): then a report with no ROCM line is no ROCm build."""
+    found = _XY.match(torch_version.strip())
+    return found is not None and (int(found.group(1)), int(found.group(2))) < (1, 8)
+
+
 def parse_collect_env(lines: list[str]) -> Facts:
     """``python -m torch.utils.collect_env`` output -> facts."""
     fields: dict[str, str] = {}
@@ -77,6 +83,8 @@ def parse_collect_env(lines: list[str]) -> Facts:
         facts["torch_hip"] = None
     elif facts.get("torch_cuda") and "torch_hip" not in facts:
         facts["torch_hip"] = None  # a CUDA build has no HIP
+    elif cuda_field is not None and facts["torch_cuda"] is None and rocm_field is None and _before_rocm_line(version):
+        facts["torch_hip"] = None  # no ROCm wheels before torch 1.8, and no ROCM line in their collect_env
     available = fields.get("is cuda available", "").lower()
     if available in ("true", "yes"):
         facts["torch_cuda_available"] = True

@@ -457,3 +457,32 @@ def test_parsers_are_linear_time(unit):
     t_small, t_large = _parse_time(small), _parse_time(large)
     # 10x the input may cost at most ~25x the time (noise margin), and the large one stays fast
     assert t_large < max(25 * t_small, 0.2) and t_large < 2.0
+
+
+# pytorch/pytorch#44303 (wild batch 8, train): a torch 1.3.1 report, from before ROCm wheels and
+# before collect_env had a ROCM line, whose CUDA field says "Could not collect": a CPU build.
+_TORCH_1_3_CPU = """    python -m torch.utils.collect_env
+    Collecting environment information...
+    PyTorch version: 1.3.1
+    Is debug build: No
+    CUDA used to build PyTorch: Could not collect
+
+    OS: Ubuntu 18.04.4 LTS
+    Python version: 3.7
+    Is CUDA available: No
+    CUDA runtime version: 10.1.105
+    GPU models and configuration: GPU 0: GeForce RTX 2080 Ti
+    Nvidia driver version: 430.64
+"""
+
+
+def test_an_old_collect_env_without_a_rocm_line_and_no_cuda_is_a_cpu_build():
+    facts = facts_from_reports(_TORCH_1_3_CPU.splitlines())
+    assert facts["torch_cuda"] is None and facts["torch_hip"] is None
+    assert diagnose(_TORCH_1_3_CPU).cause == "cpu_only_build"
+
+
+def test_a_newer_collect_env_without_a_rocm_line_leaves_the_hip_build_unknown():
+    # From torch 1.8 on a missing ROCM line proves nothing (the report may be trimmed): no guess.
+    facts = facts_from_reports(_TORCH_1_3_CPU.replace("PyTorch version: 1.3.1", "PyTorch version: 2.1.0").splitlines())
+    assert facts["torch_cuda"] is None and "torch_hip" not in facts
