@@ -71,6 +71,17 @@ def measure(cases: list[WildCase]) -> tuple[int, list[str]]:
     return len(cases) - len(misses), misses
 
 
+def among_first_three(cases: list[WildCase]) -> int:
+    """How many cases have their label among the first three answers (the cause, then the alternatives)."""
+    from gpumatrix.diagnose import diagnose
+
+    found = 0
+    for case in cases:
+        result = diagnose(case.text)
+        found += case.cause in [result.cause, *(a.cause for a in result.alternatives)][:3]
+    return found
+
+
 def main(argv: list[str]) -> int:
     names = [argv[0]] if argv else batches()
     side = argv[1] if len(argv) > 1 else "holdout"
@@ -79,7 +90,8 @@ def main(argv: list[str]) -> int:
         correct, misses = measure(cases)
         for miss in misses:
             print(f"  miss {miss}")
-        print(f"{name} {side}: {correct}/{len(cases)} = {correct / len(cases):.1%}")
+        print(f"{name} {side}: {correct}/{len(cases)} = {correct / len(cases):.1%} "
+              f"(among the first three answers: {among_first_three(cases)}/{len(cases)})")
     return 0
 
 

@@ -126,3 +126,15 @@ def test_no_rule_or_rule_case_cites_a_held_out_case():
     held_out = {case.source for sides in ALL.values() for case in sides["holdout"]}
     assert [r.id for r in load_rules().rules if r.source in held_out] == []
     assert [c.rule for c in RULE_CASES if c.source in held_out] == []  # a rule's test case is tuning text too
+
+
+def test_the_second_reading_covers_its_held_out_sides_and_the_docs_show_its_agreement():
+    import yaml
+
+    reading = yaml.safe_load((Path(__file__).parent / "wild" / "second-reading-batch7-9.yaml").read_text(encoding="utf-8"))
+    labels = {case.id: case.cause for batch in ("batch7", "batch8", "batch9") for case in ALL[batch]["holdout"]}
+    assert sorted(entry["id"] for entry in reading) == sorted(labels)
+    assert all(entry["cause"] in CAUSES and entry["confidence"] in ("high", "medium", "low") for entry in reading)
+    agree = sum(entry["cause"] == labels[entry["id"]] for entry in reading)
+    docs = (Path(__file__).parents[2] / "docs" / "diagnosis.md").read_text(encoding="utf-8")
+    assert f"{agree}/{len(labels)} = {agree / len(labels):.1%}".replace("%", " %") in docs
