@@ -7,8 +7,10 @@ The examples are the curated corpus's ``split: train`` cases (``tests/diagnosis/
 every wild batch's ``*-train.yaml`` (``tests/diagnosis/wild/``). Held-out sides are never
 trained on: a held-out figure must stay a measurement, not a fit. They are read for one thing
 only: a train message whose text is word for word a held-out one (the same error reported in
-another thread) is left out, so that no held-out text reaches the model by another door. Run it after adding or changing a train
-case; ``tests/diagnosis/test_diagnosis_learned.py`` fails while the shipped model is stale.
+another thread) is left out, so that no held-out text reaches the model by another door.
+
+Run it after adding or changing a train case; ``tests/diagnosis/test_diagnosis_learned.py`` fails
+while the shipped model is stale.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def train_examples(root: Path = ROOT) -> tuple[list[tuple[str, str]], dict[str, 
     wild = root / WILD_DIR.relative_to(ROOT)
     held_out = {str(case.get("text") or "").strip() for path in corpus for case in _cases(path)
                 if case.get("split") == "holdout"}
-    held_out |= {str(case.get("text") or "").strip() for path in wild.glob("*-holdout.yaml") for case in _cases(path)}
+    held_out |= {str(case.get("text") or "").strip()
+                 for path in wild.glob("*-holdout.yaml") for case in _cases(path)}
     for path in corpus + sorted(wild.glob("*-train.yaml")):
         n = 0
         for case in _cases(path):

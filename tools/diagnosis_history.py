@@ -6,8 +6,9 @@ For each wild batch, the rules as they were when its held-out side was frozen (t
 added ``BATCHn-holdout.yaml``, checked out into a temporary git worktree) diagnose the batch's
 TRAIN side, which no rule had been tuned on yet. Then the current learned tier answers where those
 rules said ``unknown``, with a model built from every train side except this batch's (leave one
-batch out). Only train sides are read, so the figures can be rerun while designing the tier
-without touching a held-out side. Batches frozen after the tier existed (batch 8 on) are left out:
+batch out). Only train sides are scored and trained on (held-out texts are read for one thing, by
+``train_examples``: to leave out a train text that repeats one word for word), so the figures can be
+rerun while designing the tier without measuring a held-out side. Batches frozen after the tier existed (batch 8 on) are left out:
 their figure at freezing already includes it (FROZEN in test_diagnosis_wild.py). docs/diagnosis.md
 ("The learned last word") quotes the output.
 """
@@ -64,7 +65,9 @@ def old_answers(commit: str, texts: list[str], scratch: Path) -> list[str]:
 
 def main() -> int:
     gate = load_rules().learned
-    assert gate is not None, "the rules file has no learned block"
+    if gate is None:
+        print("the rules file has no learned block: nothing to replay", file=sys.stderr)
+        return 1
     examples_by_file: dict[str, list[tuple[str, str]]] = {}
     all_examples, _ = train_examples()
     for path in sorted(WILD_DIR.glob("*-train.yaml")):

@@ -220,28 +220,41 @@ def _alternatives(ruleset: RuleSet, best: Rule, others: list[Rule]) -> tuple[Alt
 
 LEARNED_RULE = "learned-naive-bayes"
 
+# Causes a measured or reported fact rules out: the model reads words, so it must not overrule facts.
+_BUILD_HAS_GPU = ("cpu_only_build",)
+_GPU_WORKS = ("cpu_only_build", "wrong_vendor_build", "driver_not_loaded", "no_device_visible",
+              "container_toolkit_missing", "device_permission", "driver_too_old", "runtime_init_failure")
 
-def _learned(ruleset: RuleSet, prepared: Text) -> Diagnosis | str:
+
+def _ruled_out_by_facts(cause: str, facts: Mapping[str, Any]) -> bool:
+    if cause in _BUILD_HAS_GPU and (facts.get("torch_cuda") or facts.get("torch_hip")):
+        return True
+    return cause in _GPU_WORKS and facts.get("torch_cuda_available") is True
+
+
+def _learned(ruleset: RuleSet, prepared: Text, facts: Mapping[str, Any]) -> tuple[Diagnosis | None, str]:
     """The model's reading of input no rule matched, when the rules file lets it speak (see .learned).
 
-    A string instead says why the model could not be read: the answer stays ``unknown`` and says so.
+    Returns the diagnosis, or None and a note for the ``unknown`` answer (why the model was not read).
     """
     gate = ruleset.learned
     if gate is None or not gate.admits(prepared.flat):
-        return ""
+        return None, ""
     try:
         model = load_model(gate.model)
     except ModelError as err:
-        return f" The learned model was not consulted: {err}"
+        return None, f" The learned model was not consulted: {err}"
     reading = model.read(prepared.flat)
-    if reading.cause == "unknown" or reading.posterior < gate.min_posterior:
-        return ""
+    if reading.cause == "unknown" or not reading.posterior >= gate.min_posterior:
+        return None, ""
+    if _ruled_out_by_facts(reading.cause, facts):
+        return None, f" The learned model's guess, {reading.cause}, is ruled out by the facts read from the input."
     # The runners-up by rank: naive Bayes posteriors are overconfident, so their size says little.
     alternatives = tuple(
         Alternative(cause=cause, check=ruleset.checks[cause],
                     why=f"{ruleset.summaries.get(cause, cause)} (the model's next guess)")
         for cause, _ in reading.ranked[1:]
-        if cause != "unknown" and cause in ruleset.checks
+        if cause != "unknown" and cause in ruleset.checks and not _ruled_out_by_facts(cause, facts)
     )[:3]
     words = ", ".join(repr(w) for w in reading.words) or "its words"
     check = ruleset.checks.get(reading.cause, "")
@@ -252,7 +265,7 @@ def _learned(ruleset: RuleSet, prepared: Text) -> Diagnosis | str:
         explanation=(f"No rule matched. A naive Bayes model trained on {reading.examples} labelled real messages "
                      f"reads this as {reading.cause} (posterior {reading.posterior:.2f}), mostly from {words}. "
                      "It is a guess: run the check, and the alternatives' checks."),
-        rule=LEARNED_RULE, confidence=gate.confidence, alternatives=alternatives)
+        rule=LEARNED_RULE, confidence=gate.confidence, alternatives=alternatives), ""
 
 
 def diagnose(
@@ -288,11 +301,11 @@ def diagnose(
         if matched:
             break
     if not matched:
-        learned = _learned(ruleset, prepared)
-        if isinstance(learned, Diagnosis):
+        learned, note = _learned(ruleset, prepared, known)
+        if learned is not None:
             return learned
         return Diagnosis(cause="unknown", remedy=ruleset.unknown_remedy, evidence=prepared.most_error_like(),
-                         explanation=ruleset.summaries.get("unknown", "") + learned, rule=None, confidence=0.0)
+                         explanation=ruleset.summaries.get("unknown", "") + note, rule=None, confidence=0.0)
     matched.sort(key=lambda pair: pair[0].sort_key())
     best, evidence = matched[0]
     others = [rule for rule, _ in matched[1:]]

@@ -26,6 +26,8 @@ from typing import Any, Iterable, Mapping
 
 from gpumatrix.errors import GpumatrixError
 
+from .vocabulary import CAUSES
+
 MODEL_FORMAT = "gpumatrix-diagnosis-naive-bayes/1"
 FEATURES = "lowercase words and adjacent word pairs, each counted once per message"
 ALPHA = 0.1  # additive smoothing; chosen by leave-one-batch-out accuracy on the train sides
@@ -111,16 +113,26 @@ class Model:
         try:
             self.classes = [str(c) for c in document["classes"]]
             documents = [int(n) for n in document["documents"]]
-            totals = [int(n) for n in document["totals"]]
             alpha = float(document["alpha"])
             table = {str(f): [(int(i), int(n)) for i, n in row] for f, row in document["features"].items()}
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
             raise ModelError(path, f"malformed ({type(err).__name__}: {err})") from err
         width = len(self.classes)
-        if not width or len(documents) != width or len(totals) != width or alpha <= 0 or min(documents) <= 0:
-            raise ModelError(path, "classes, documents and totals disagree")
-        if any(not 0 <= i < width for row in table.values() for i, _ in row):
-            raise ModelError(path, "a feature names a class that is not listed")
+        strangers = sorted(set(self.classes) - set(CAUSES))
+        if strangers:
+            raise ModelError(path, f"classes outside the vocabulary: {', '.join(strangers[:5])}")
+        if not width or len(documents) != width or min(documents) <= 0 or len(set(self.classes)) != width:
+            raise ModelError(path, "classes and documents disagree")
+        if not table or not math.isfinite(alpha) or alpha <= 0:
+            raise ModelError(path, "no features, or a smoothing that is not a positive number")
+        totals = [0] * width
+        for row in table.values():
+            for i, n in row:
+                if not 0 <= i < width or n <= 0:
+                    raise ModelError(path, "a feature names a class that is not listed, or a count below 1")
+                totals[i] += n
+        if [int(n) for n in document.get("totals", totals)] != totals:
+            raise ModelError(path, "the totals are not the sums of the feature counts")
         self.examples = sum(documents)
         vocabulary = len(table)
         self._prior = [math.log(n / self.examples) for n in documents]
@@ -159,6 +171,6 @@ def load_model(path: str) -> Model:
     """The model at ``path`` (cached). Raises :class:`ModelError`."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ModelError(path, f"cannot read ({err})") from err
+    except (OSError, ValueError, RecursionError) as err:
+        raise ModelError(path, f"cannot read ({type(err).__name__}: {err})") from err
     return Model(document, path)

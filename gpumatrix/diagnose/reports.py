@@ -83,8 +83,6 @@ def parse_collect_env(lines: list[str]) -> Facts:
         facts["torch_hip"] = None
     elif facts.get("torch_cuda") and "torch_hip" not in facts:
         facts["torch_hip"] = None  # a CUDA build has no HIP
-    elif cuda_field is not None and facts["torch_cuda"] is None and rocm_field is None and _before_rocm_line(version):
-        facts["torch_hip"] = None  # no ROCm wheels before torch 1.8, and no ROCM line in their collect_env
     available = fields.get("is cuda available", "").lower()
     if available in ("true", "yes"):
         facts["torch_cuda_available"] = True
@@ -104,6 +102,10 @@ def parse_collect_env(lines: list[str]) -> Facts:
                 facts["device_arch"] = arch.group(1).lower()
         if vendors:
             facts["host_gpu_vendors"] = sorted(vendors)
+    if (cuda_field is not None and "torch_cuda" in facts and facts["torch_cuda"] is None and rocm_field is None
+            and variant is None and "rocm" not in version.lower() and facts.get("torch_cuda_available") is not True
+            and "amd" not in facts.get("host_gpu_vendors", []) and _before_rocm_line(version)):
+        facts["torch_hip"] = None  # no ROCm wheels before torch 1.8, and no ROCM line in their collect_env
     os_field = fields.get("os", "")
     platform = fields.get("python platform", "")
     if "windows" in os_field.lower() or platform.lower().startswith("windows"):

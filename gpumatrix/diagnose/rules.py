@@ -331,7 +331,7 @@ def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
-        problems.append("learned: must be a mapping with model, signal, exclude, min_posterior, confidence")
+        problems.append("learned: must be a mapping with " + ", ".join(sorted(_LEARNED_KEYS)))
         return None
     for key in raw:
         if key not in _LEARNED_KEYS:
@@ -339,7 +339,6 @@ def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
     model = raw.get("model")
     if not isinstance(model, str) or not model:
         problems.append("learned.model: name the model file (relative to the rules file)")
-        return None
     lists = {}
     for key in ("signal", "require", "exclude"):
         value = raw.get(key) or []
@@ -350,6 +349,8 @@ def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
     signal, require, exclude = lists["signal"], lists["require"], lists["exclude"]
     if not signal:
         problems.append("learned.signal: give at least one pattern; the model speaks only on GPU-stack input")
+    if not isinstance(model, str) or not model:
+        return None
     return Learned(model=str(Path(path).parent / model),
                    signal=tuple(p for p in signal if p is not None),
                    require=tuple(p for p in require if p is not None),

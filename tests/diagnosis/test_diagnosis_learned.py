@@ -77,16 +77,46 @@ def test_a_message_the_model_never_saw_is_read_by_its_words(tmp_path, batch, cas
 
 def test_the_packaged_rules_still_win_where_they_match():
     case = _wild_case("batch7", "pamir-17")
-    assert diagnose(case.text).rule != LEARNED_RULE
+    assert (diagnose(case.text).rule, diagnose(case.text).cause) == ("devices-busy", "runtime_init_failure")
+
+
+# A healthy report in collect_env's full format: its "Could not collect" lines are no failure.
+HEALTHY_REPORT = """PyTorch version: 2.1.0+cu121
+Is debug build: False
+CUDA used to build PyTorch: 12.1
+ROCM used to build PyTorch: N/A
+
+OS: Ubuntu 22.04.3 LTS (x86_64)
+GCC version: (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0
+Clang version: Could not collect
+CMake version: Could not collect
+Libc version: glibc-2.35
+
+Python version: 3.10.12 (main, Nov 20 2023, 15:14:05) [GCC 11.4.0] (64-bit runtime)
+Python platform: Linux-6.2.0-37-generic-x86_64-with-glibc2.35
+Is CUDA available: True
+CUDA runtime version: Could not collect
+CUDA_MODULE_LOADING set to: LAZY
+GPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090
+Nvidia driver version: 545.23.08
+HIP runtime version: N/A
+Is XNNPACK available: True
+"""
 
 
 @pytest.mark.parametrize("text", [
+    HEALTHY_REPORT,
     # Healthy report: GPU words, nothing wrong (pytorch/pytorch#40682's collect_env, shortened).
     "PyTorch version: 1.5.0+cu101\nIs CUDA available: Yes\nGPU 0: TITAN RTX\nNvidia driver version: 442.92\n",
     # A failure, but nothing of the GPU stack in it.
     "Traceback (most recent call last):\nKeyError: 'model_state_dict'\nprocess failed",
     # Known code bugs stay unknown (the exclude list).
     "RuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported",
+    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10) on cuda:0",
+    # Everyday engine and apt errors that are no GPU setup problem (docker's and apt's own wording).
+    'docker: Error response from daemon: Conflict. The container name "/trainer" is already in use by container '
+    '"3f4e". You have to remove (or rename) that container to be able to reuse that name.',
+    "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 2412 (apt-get)",
 ])
 def test_the_model_is_not_asked_without_signal_and_failure_or_on_a_code_bug(tmp_path, text):
     rules = _rules_without_rules(tmp_path, build(train_examples()[0]))
@@ -140,3 +170,56 @@ def test_features_are_bounded_on_huge_input():
     text = "cuda error " * 1_000_000
     assert features(text) == {"cuda", "error", "cuda error", "error cuda"}
     assert len(features("x" * 10_000_000)) == 2  # one capped word, and itself as a pair
+    middle = "cuda " * 5_000 + "needle " + "cuda " * 5_000  # only the two ends of a huge log are read
+    assert "needle" not in features(middle) and "needle" in features("cuda " * 100 + "needle")
+
+
+def _tiny_model(tmp_path: Path, examples, **learned) -> Path:
+    rules = _rules_without_rules(tmp_path, build(examples))
+    raw = yaml.safe_load(rules.read_text(encoding="utf-8"))
+    raw["learned"].update(learned)
+    rules.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return rules
+
+
+def test_the_model_is_silent_below_min_posterior(tmp_path):
+    examples = [("driver_not_loaded", "cuda failed on this node"), ("runtime_init_failure", "cuda failed on this box")]
+    # The two classes tie: each has a posterior of one half.
+    (tmp_path / "strict").mkdir()
+    (tmp_path / "lenient").mkdir()  # rules files are cached by path: one folder each
+    assert diagnose("cuda failed", rules=_tiny_model(tmp_path / "strict", examples, min_posterior=0.6)).cause == "unknown"
+    assert diagnose("cuda failed", rules=_tiny_model(tmp_path / "lenient", examples, min_posterior=0.45)).cause != "unknown"
+
+
+def test_the_model_reading_unknown_leaves_unknown(tmp_path):
+    examples = [("unknown", "cuda failed in my own code"), ("unknown", "cuda failed again in my code"),
+                ("driver_not_loaded", "nvidia driver missing")]
+    result = diagnose("cuda failed in my code", rules=_tiny_model(tmp_path, examples))
+    assert (result.cause, result.rule) == ("unknown", None)
+
+
+def test_the_model_does_not_overrule_the_facts(tmp_path):
+    # The model reads "CPU build" from the words; a report or the runner says the build has CUDA.
+    examples = [("cpu_only_build", "torch failed on the gpu, runs on cpu"), ("out_of_memory", "cuda out of memory")]
+    rules = _tiny_model(tmp_path, examples)
+    text = "torch failed on the gpu, runs on cpu"
+    assert diagnose(text, rules=rules).cause == "cpu_only_build"
+    result = diagnose(text, {"torch_cuda": "12.1", "torch_cuda_available": True}, rules=rules)
+    assert result.cause == "unknown" and "ruled out by the facts" in result.explanation
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda d: d.update(alpha=float("nan")), "positive number"),
+    (lambda d: d.update(alpha=-1), "positive number"),
+    (lambda d: d.update(features={}), "no features"),
+    (lambda d: d["features"].update(nvidia=[[0, -3]]), "count below 1"),
+    (lambda d: d.update(totals=[1] * len(d["classes"])), "totals are not the sums"),
+    (lambda d: d.update(classes=["made_up_cause"] + d["classes"][1:]), "outside the vocabulary"),
+    (lambda d: d.update(documents=[0] * len(d["classes"])), "classes and documents disagree"),
+    (lambda d: d.update(alpha="many"), "malformed"),
+])
+def test_a_model_with_bad_numbers_is_refused_by_name(change, problem):
+    document = build([("driver_not_loaded", "nvidia driver failed"), ("out_of_memory", "cuda out of memory")])
+    change(document)
+    with pytest.raises(ModelError, match=problem):
+        Model(document)

@@ -486,3 +486,13 @@ def test_a_newer_collect_env_without_a_rocm_line_leaves_the_hip_build_unknown():
     # From torch 1.8 on a missing ROCM line proves nothing (the report may be trimmed): no guess.
     facts = facts_from_reports(_TORCH_1_3_CPU.replace("PyTorch version: 1.3.1", "PyTorch version: 2.1.0").splitlines())
     assert facts["torch_cuda"] is None and "torch_hip" not in facts
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("PyTorch version: 1.3.1", "PyTorch version: 1.7.0a0+rocm3.7"),  # a ROCm build of the rocm/pytorch images
+    ("Is CUDA available: No", "Is CUDA available: Yes"),  # a working build is no CPU build
+    ("GPU 0: GeForce RTX 2080 Ti", "GPU 0: Radeon RX Vega"),  # an AMD machine: a ROCm source build is likely
+])
+def test_an_old_report_is_read_as_a_cpu_build_only_when_nothing_says_otherwise(old, new):
+    facts = facts_from_reports(_TORCH_1_3_CPU.replace(old, new).splitlines())
+    assert "torch_hip" not in facts
