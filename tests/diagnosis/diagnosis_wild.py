@@ -49,7 +49,8 @@ def split_of(batch: str, source: str) -> str:
 
 
 def batches() -> list[str]:
-    return sorted({p.name.rsplit("-", 1)[0] for p in WILD_DIR.glob("*-holdout.yaml")})
+    names = {p.name.rsplit("-", 1)[0] for p in WILD_DIR.glob("*-holdout.yaml")}
+    return sorted(names, key=lambda name: (len(name), name))  # batch2 before batch10
 
 
 def load(batch: str, side: str) -> list[WildCase]:

@@ -32,6 +32,7 @@ FROZEN = {
     "batch7": {"cases": 38, "before": 30, "after": 30, "now": 33},
     "batch8": {"cases": 36, "before": 33, "after": 33},  # broad; the first batch frozen with the learned last word (rules alone: 32)
     "batch9": {"cases": 39, "before": 28, "after": 28},  # broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26
+    "batch10": {"cases": 36, "before": 33, "after": 35},  # broad, ROCm/Windows/frameworks; rules alone: 30
 }
 
 # Train cases that no general rule reaches, kept with the label their thread shows rather than
@@ -54,6 +55,12 @@ KNOWN_TRAIN_MISSES = {
                    "in, which the report cannot tell from a host without the driver",
     "inference-2836": "NCCL's 'unhandled system error' in a vLLM container fixed by --shm-size; batch 8 has the "
                       "same message labelled collective_failure (no resolution there), so no rule can have both",
+    "nas-without-training-2": "torch.cuda.is_available() False, labelled from the author's follow-up that the "
+                              "driver is too old for the build; the message alone is the ranked no-device symptom",
+    "stable-diffusion-webui-10722": "pull-request prose about ROCm torch installed on laptops with an NVIDIA GPU; "
+                                    "no error in it to read the vendor from",
+    "vits-fast-fine-tuning-397": "Errno 28 'No space left on device' while the disk has room (a multiprocessing "
+                                 "lock in /dev/shm, said only in Chinese prose); the message reads as a full disk",
 }
 
 ALL = {batch: {side: load(batch, side) for side in ("train", "holdout")} for batch in batches()}
