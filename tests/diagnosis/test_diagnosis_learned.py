@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from diagnosis_corpus import CASES
 from diagnosis_wild import batches, load
+
 from gpumatrix.diagnose import RulesError, diagnose, load_rules
 from gpumatrix.diagnose.engine import LEARNED_RULE
 from gpumatrix.diagnose.learned import Model, ModelError, build, dumps, features, load_model
