@@ -318,7 +318,8 @@ def _parse_alternatives(where: str, raw: Any, problems: list[str]) -> tuple[Alte
     return tuple(out)
 
 
-def _fraction(where: str, value: Any, default: float, problems: list[str]) -> float:
+def _fraction(where: str, value: Any, default: float | None, problems: list[str]) -> float | None:
+    """``value`` as a number in (0, 1]; ``default`` when it is absent or (with a problem) not such a number."""
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
@@ -339,6 +340,7 @@ def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
     model = raw.get("model")
     if not isinstance(model, str) or not model:
         problems.append("learned.model: name the model file (relative to the rules file)")
+        model = None
     lists = {}
     for key in ("signal", "require", "exclude"):
         value = raw.get(key) or []
@@ -349,14 +351,15 @@ def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
     signal, require, exclude = lists["signal"], lists["require"], lists["exclude"]
     if not signal:
         problems.append("learned.signal: give at least one pattern; the model speaks only on GPU-stack input")
-    if not isinstance(model, str) or not model:
+    min_posterior = _fraction("learned.min_posterior", raw.get("min_posterior"), Learned.min_posterior, problems)
+    confidence = _fraction("learned.confidence", raw.get("confidence"), Learned.confidence, problems)
+    if model is None or min_posterior is None or confidence is None:
         return None
     return Learned(model=str(Path(path).parent / model),
                    signal=tuple(p for p in signal if p is not None),
                    require=tuple(p for p in require if p is not None),
                    exclude=tuple(p for p in exclude if p is not None),
-                   min_posterior=_fraction("learned.min_posterior", raw.get("min_posterior"), 0.5, problems),
-                   confidence=_fraction("learned.confidence", raw.get("confidence"), 0.2, problems))
+                   min_posterior=min_posterior, confidence=confidence)
 
 
 def parse_rules(raw: Any, path: str) -> RuleSet:
@@ -451,10 +454,7 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
         hint = entry.get("hint")
         if hint is not None and hint not in _HINTS:
             problems.append(_unknown_key_problem(f"{where} hint", str(hint), _HINTS))
-        confidence = entry.get("confidence")
-        if confidence is not None and not (isinstance(confidence, (int, float)) and 0 < confidence <= 1):
-            problems.append(f"{where}: confidence must be a number in (0, 1], got {confidence!r}")
-            confidence = None
+        confidence = _fraction(f"{where}: confidence", entry.get("confidence"), None, problems)
         rule = Rule(
             id=rule_id, cause=cause, remedy=remedy, explanation=" ".join(explanation.split()),
             layer=layers.get(cause, len(layers)), order=order,
@@ -465,7 +465,7 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
             weak=bool(entry.get("weak", False)), fallback=bool(entry.get("fallback", False)),
             last_resort=bool(entry.get("last_resort", False)),
             evidence=entry.get("evidence"), hint=hint, source=entry.get("source"),
-            confidence=float(confidence) if confidence is not None else None,
+            confidence=confidence,
             alternatives=_parse_alternatives(where, entry.get("alternatives"), problems),
         )
         for name in sorted(rule.facts_named()):

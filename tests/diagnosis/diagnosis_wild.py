@@ -61,26 +61,23 @@ def load(batch: str, side: str) -> list[WildCase]:
 
 def measure(cases: list[WildCase]) -> tuple[int, list[str]]:
     """(number correct, one line per miss)."""
+    correct, _, misses = _measure_ranked(cases)
+    return correct, misses
+
+
+def _measure_ranked(cases: list[WildCase]) -> tuple[int, int, list[str]]:
+    """(number correct, number with the label among the first three answers, one line per miss)."""
     from gpumatrix.diagnose import diagnose
 
     misses = []
+    among_three = 0
     for case in cases:
         result = diagnose(case.text)
+        among_three += case.cause in [result.cause, *(a.cause for a in result.alternatives)][:3]
         if result.cause != case.cause:
             misses.append(f"{case.id}: want {case.cause}, got {result.cause} ({result.rule}) "
                           f"[{result.evidence[:100]}]")
-    return len(cases) - len(misses), misses
-
-
-def among_first_three(cases: list[WildCase]) -> int:
-    """How many cases have their label among the first three answers (the cause, then the alternatives)."""
-    from gpumatrix.diagnose import diagnose
-
-    found = 0
-    for case in cases:
-        result = diagnose(case.text)
-        found += case.cause in [result.cause, *(a.cause for a in result.alternatives)][:3]
-    return found
+    return len(cases) - len(misses), among_three, misses
 
 
 def main(argv: list[str]) -> int:
@@ -88,11 +85,11 @@ def main(argv: list[str]) -> int:
     side = argv[1] if len(argv) > 1 else "holdout"
     for name in names:
         cases = load(name, side)
-        correct, misses = measure(cases)
+        correct, among_three, misses = _measure_ranked(cases)
         for miss in misses:
             print(f"  miss {miss}")
         print(f"{name} {side}: {correct}/{len(cases)} = {correct / len(cases):.1%} "
-              f"(among the first three answers: {among_first_three(cases)}/{len(cases)})")
+              f"(among the first three answers: {among_three}/{len(cases)})")
     return 0
 
 
