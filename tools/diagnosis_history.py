@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gpumatrix.diagnose import load_rules  # noqa: E402
+from gpumatrix.diagnose import facts_from_reports  # noqa: E402
 from gpumatrix.diagnose.learned import Model, build  # noqa: E402
 from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
 from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402
@@ -88,8 +89,9 @@ def main() -> int:
             rules_right = learned_right = spoke = spoke_right = 0
             for (cause, text), answer in zip(cases, old):
                 final = answer
-                flat = prepare(clean_lines(decode(text))).flat
-                if answer == "unknown" and gate.admits(flat):
+                lines = clean_lines(decode(text))
+                flat = prepare(lines).flat
+                if answer == "unknown" and gate.admits(flat, report=bool(facts_from_reports(lines))):
                     reading = model.read(flat)
                     if reading.cause != "unknown" and reading.posterior >= gate.min_posterior:
                         final = reading.cause

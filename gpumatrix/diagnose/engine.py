@@ -232,37 +232,53 @@ def _ruled_out_by_facts(cause: str, facts: Mapping[str, Any]) -> bool:
     return cause in _GPU_WORKS and facts.get("torch_cuda_available") is True
 
 
-def _learned(ruleset: RuleSet, prepared: Text, facts: Mapping[str, Any]) -> tuple[Diagnosis | None, str]:
-    """The model's reading of input no rule matched, when the rules file lets it speak (see .learned).
+def _learned(ruleset: RuleSet, prepared: Text, facts: Mapping[str, Any], *, report: bool,
+             fallback: Rule | None = None) -> tuple[Diagnosis | None, str]:
+    """The model's reading of input no rule matched, or only a ``fallback`` (see .learned).
 
-    Returns the diagnosis, or None and a note for the ``unknown`` answer (why the model was not read).
+    A fallback knows the layer (a component near an error word), not the cause; the model overrules
+    it only when the rules file sets ``overrule_fallbacks`` and it reads another cause at least that
+    sure. Returns the diagnosis, or None and a note for the ``unknown`` answer (why the model was not read).
     """
     gate = ruleset.learned
-    if gate is None or not gate.admits(prepared.flat):
+    if gate is None:
+        return None, ""
+    threshold = gate.min_posterior if fallback is None else gate.overrule_fallbacks
+    if threshold is None or not gate.admits(prepared.flat, report=report):
         return None, ""
     try:
         model = load_model(gate.model)
     except ModelError as err:
         return None, f" The learned model was not consulted: {err}"
     reading = model.read(prepared.flat)
-    if reading.cause == "unknown" or not reading.posterior >= gate.min_posterior:
+    if reading.cause == "unknown" or not reading.posterior >= threshold:
+        return None, ""
+    if fallback is not None and reading.cause == fallback.cause:
         return None, ""
     if _ruled_out_by_facts(reading.cause, facts):
         return None, f" The learned model's guess, {reading.cause}, is ruled out by the facts read from the input."
+    overruled = ()
+    if fallback is not None and fallback.cause in ruleset.checks:
+        overruled = (Alternative(cause=fallback.cause, check=ruleset.checks[fallback.cause],
+                                 why=f"{fallback.explanation} (the fallback rule {fallback.id})"),)
     # The runners-up by rank: naive Bayes posteriors are overconfident, so their size says little.
-    alternatives = tuple(
+    alternatives = overruled + tuple(
         Alternative(cause=cause, check=ruleset.checks[cause],
                     why=f"{ruleset.summaries.get(cause, cause)} (the model's next guess)")
         for cause, _ in reading.ranked[1:]
-        if cause != "unknown" and cause in ruleset.checks and not _ruled_out_by_facts(cause, facts)
-    )[:3]
+        if cause not in ("unknown", getattr(fallback, "cause", None)) and cause in ruleset.checks
+        and not _ruled_out_by_facts(cause, facts)
+    )[:3 - len(overruled)]
     words = ", ".join(repr(w) for w in reading.words) or "its words"
     check = ruleset.checks.get(reading.cause, "")
+    opening = ("No rule matched." if fallback is None else
+               f"Only a fallback matched ({fallback.id}: a part of the stack near an error word, read as "
+               f"{fallback.cause}), and the model overrules it.")
     return Diagnosis(
         cause=reading.cause,
         remedy=f"Likely: {ruleset.summaries.get(reading.cause, reading.cause)} Check first: {check}".strip(),
         evidence=prepared.most_error_like(),
-        explanation=(f"No rule matched. A naive Bayes model trained on {reading.examples} labelled real messages "
+        explanation=(f"{opening} A naive Bayes model trained on {reading.examples} labelled real messages "
                      f"reads this as {reading.cause} (posterior {reading.posterior:.2f}), mostly from {words}. "
                      "It is a guess: run the check, and the alternatives' checks."),
         rule=LEARNED_RULE, confidence=gate.confidence, alternatives=alternatives), ""
@@ -284,7 +300,8 @@ def diagnose(
     ruleset = rules if isinstance(rules, RuleSet) else load_rules(rules)
     given = dict(facts) if isinstance(facts, Mapping) else {}
     lines = clean_lines(decode(text))
-    known = {**facts_from_reports(lines), **given}
+    reported = facts_from_reports(lines)
+    known = {**reported, **given}
     known = derive_facts(known, ruleset)
     probe = _probe_text(known)
     prepared = prepare((clean_lines(probe) if probe else []) + lines)
@@ -301,13 +318,17 @@ def diagnose(
         if matched:
             break
     if not matched:
-        learned, note = _learned(ruleset, prepared, known)
+        learned, note = _learned(ruleset, prepared, known, report=bool(reported))
         if learned is not None:
             return learned
         return Diagnosis(cause="unknown", remedy=ruleset.unknown_remedy, evidence=prepared.most_error_like(),
                          explanation=ruleset.summaries.get("unknown", "") + note, rule=None, confidence=0.0)
     matched.sort(key=lambda pair: pair[0].sort_key())
     best, evidence = matched[0]
+    if best.tier in ("fallback", "last_resort"):
+        learned, _ = _learned(ruleset, prepared, known, report=bool(reported), fallback=best)
+        if learned is not None:
+            return learned
     others = [rule for rule, _ in matched[1:]]
     confidence = best.confidence if best.confidence is not None else DEFAULT_CONFIDENCE[best.tier]
     if any(rule.cause != best.cause and rule.tier == best.tier for rule in others):

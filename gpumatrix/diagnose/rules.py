@@ -30,7 +30,7 @@ MAX_REPEAT = 200
 _RULE_KEYS = {"id", "cause", "patterns", "require", "exclude", "when", "weak", "fallback", "last_resort", "remedy",
               "explanation", "evidence", "hint", "source", "confidence", "alternatives"}
 _TOP_KEYS = {"schema_version", "layers", "causes", "hsa_override", "learned", "rules"}
-_LEARNED_KEYS = {"model", "signal", "require", "exclude", "min_posterior", "confidence"}
+_LEARNED_KEYS = {"model", "signal", "require", "exclude", "min_posterior", "confidence", "overrule_fallbacks"}
 _CAUSE_KEYS = {"summary", "remedy", "check"}
 _ALTERNATIVE_KEYS = {"cause", "check", "why"}
 _OPERATORS = {"eq", "ne", "in", "not_in", "contains", "not_contains", "known", "is_null", "set",
@@ -202,9 +202,13 @@ class Rule:
 class Learned:
     """When the learned model (:mod:`.learned`) may speak: the rules file's ``learned`` block.
 
-    Only when no rule matched, the input has a GPU-stack ``signal``, something went wrong (a
-    ``require`` pattern) and no ``exclude`` matches (a known code bug), and the model's first cause
-    is not ``unknown`` and has at least ``min_posterior``.
+    Only when no rule matched, the input has a GPU-stack ``signal``, no ``exclude`` matches (a known
+    code bug), and the model's first cause is not ``unknown`` and has at least ``min_posterior``.
+    Where the input holds a report the parsers read (nvidia-smi, collect_env, ...), something must
+    also have gone wrong (a ``require`` pattern): a healthy report is no failure to explain, while
+    prose ("it only installs 2.3.1+cpu") names the failure without an error word. With ``overrule_fallbacks`` set, it may
+    also overrule a fallback (a stack component near an error word, which knows the layer but not
+    the cause) when it reads another cause with at least that posterior.
     """
 
     model: str
@@ -213,9 +217,11 @@ class Learned:
     exclude: tuple[re.Pattern[str], ...] = ()
     min_posterior: float = 0.5
     confidence: float = 0.2
+    overrule_fallbacks: float | None = None
 
-    def admits(self, flat: str) -> bool:
-        return (any(p.search(flat) for p in self.signal) and all(p.search(flat) for p in self.require)
+    def admits(self, flat: str, *, report: bool = False) -> bool:
+        return (any(p.search(flat) for p in self.signal)
+                and (not report or all(p.search(flat) for p in self.require))
                 and not any(p.search(flat) for p in self.exclude))
 
 
@@ -353,13 +359,15 @@ def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
         problems.append("learned.signal: give at least one pattern; the model speaks only on GPU-stack input")
     min_posterior = _fraction("learned.min_posterior", raw.get("min_posterior"), Learned.min_posterior, problems)
     confidence = _fraction("learned.confidence", raw.get("confidence"), Learned.confidence, problems)
+    overrule = (None if raw.get("overrule_fallbacks") is None
+                else _fraction("learned.overrule_fallbacks", raw.get("overrule_fallbacks"), None, problems))
     if model is None or min_posterior is None or confidence is None:
         return None
     return Learned(model=str(Path(path).parent / model),
                    signal=tuple(p for p in signal if p is not None),
                    require=tuple(p for p in require if p is not None),
                    exclude=tuple(p for p in exclude if p is not None),
-                   min_posterior=min_posterior, confidence=confidence)
+                   min_posterior=min_posterior, confidence=confidence, overrule_fallbacks=overrule)
 
 
 def parse_rules(raw: Any, path: str) -> RuleSet:

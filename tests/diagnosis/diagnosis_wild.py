@@ -6,6 +6,10 @@ on its own before any rule was written for the batch (``git log`` shows it), and
 non-GitHub sources), so that a whole thread family sits on one side; :func:`split_of` is
 the rule and ``test_diagnosis_wild.py`` checks every ``split:`` field against it.
 
+A *train-only set* ``NAME`` is a ``NAME-train.yaml`` with no held-out partner: messages collected to
+train the learned last word and to write rules from, every one ``split: train``. Each was measured
+once when it arrived, before anything was tuned on it (``TRAIN_ONLY`` in the test, and the docs).
+
 ``python tests/diagnosis/diagnosis_wild.py [BATCH] [holdout|train]`` prints the accuracy
 on one side of a batch (default: every batch, held-out side) and lists the misses.
 """
@@ -51,6 +55,11 @@ def split_of(batch: str, source: str) -> str:
 def batches() -> list[str]:
     names = {p.name.rsplit("-", 1)[0] for p in WILD_DIR.glob("*-holdout.yaml")}
     return sorted(names, key=lambda name: (len(name), name))  # batch2 before batch10
+
+
+def train_only_sets() -> list[str]:
+    names = {p.name.rsplit("-", 1)[0] for p in WILD_DIR.glob("*-train.yaml")} - set(batches())
+    return sorted(names, key=lambda name: (len(name), name))
 
 
 def load(batch: str, side: str) -> list[WildCase]:

@@ -30,8 +30,10 @@ def test_rootless_hook_failure_is_permissions_unless_the_driver_hangs():
     hangs = diagnose(HOOK_WHILE_CLI_HANGS)
     assert (hangs.cause, hangs.rule) == ("runtime_init_failure", "nvidia-container-cli-hangs")
     assert "persistence" in hangs.remedy
-    # without "rootless" a hook failure says nothing about permissions
-    assert diagnose(ROOTLESS_HOOK.replace("in rootless mode", "")).cause != "device_permission"
+    # without "rootless" the rule says nothing about permissions (the learned tier may still read
+    # "works as a root user" as permissions, as a low-confidence guess)
+    plain = diagnose(ROOTLESS_HOOK.replace("in rootless mode", ""))
+    assert plain.rule != "rootless-nvidia-hook" and plain.confidence <= 0.3
 
 
 # https://github.com/ROCm/legacy-rocm-build/issues/1643

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from diagnosis_corpus import CASES
-from diagnosis_wild import batches, load, measure, split_of
+from diagnosis_wild import batches, load, measure, split_of, train_only_sets
 from gpumatrix.diagnose import CAUSES, diagnose
 
 # Accuracy on each held-out side: when it was frozen (before any rule was written for the
@@ -23,16 +23,29 @@ FROZEN = {
     "batch2": {"cases": 21, "before": 19, "after": 21},
     # batch 3: batch 4's runtime-named fallback (+1); the learned last word (+2); the model retrained with
     # batch 8's train side flipped one of its guesses (vmafx-adr-0541, confidence 0.2) to another cause (-1).
-    "batch3": {"cases": 37, "before": 23, "after": 25, "now": 27},
-    "batch4": {"cases": 33, "before": 19, "after": 24, "now": 26},  # the learned last word (2)
-    "batch5": {"cases": 39, "before": 30, "after": 33},  # collected broadly; the stack-named fallbacks came with it
-    "batch6": {"cases": 32, "before": 23, "after": 23},  # collected broadly, with pasted reports and permission/vendor/shm cases
+    # The model overruling fallbacks and speaking on prose (session of batches 11-12) moved several "now"
+    # figures: gains and three falls (ollama-11593, pytorch-14561, comfyui-installer-15), all in docs.
+    "batch3": {"cases": 37, "before": 23, "after": 25, "now": 28},
+    "batch4": {"cases": 33, "before": 19, "after": 24, "now": 25},  # the learned last word (+2), overruling (-1)
+    "batch5": {"cases": 39, "before": 30, "after": 33, "now": 35},  # collected broadly; the stack-named fallbacks came with it
+    "batch6": {"cases": 32, "before": 23, "after": 23, "now": 24},  # collected broadly, with pasted reports and permission/vendor/shm cases
     # batch 7: broad; the learned last word (+2; two unknowns now a wrong cause); the model retrained with
     # batch 9's train side turned one of its wrong guesses (citybrain-starter-kit-14) right (+1).
-    "batch7": {"cases": 38, "before": 30, "after": 30, "now": 33},
+    "batch7": {"cases": 38, "before": 30, "after": 30, "now": 34},
     "batch8": {"cases": 36, "before": 33, "after": 33},  # broad; the first batch frozen with the learned last word (rules alone: 32)
-    "batch9": {"cases": 39, "before": 28, "after": 28},  # broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26
-    "batch10": {"cases": 36, "before": 33, "after": 35},  # broad, ROCm/Windows/frameworks; rules alone: 30
+    "batch9": {"cases": 39, "before": 28, "after": 28, "now": 29},  # broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26
+    "batch10": {"cases": 36, "before": 33, "after": 35, "now": 34},  # broad, ROCm/Windows/frameworks; rules alone: 30
+}
+
+# Train-only sets (no held-out side): the figure when each arrived, measured with the rules and model of
+# the commit named, before anything was tuned on it (like a held-out figure at freezing, it says how the
+# tool fared on messages it had not seen), and "now", a floor that a later change may not go below. They
+# train the model and rules are written from them, so their misses are not listed case by case as the
+# batches' train sides are. docs/diagnosis.md shows the figures.
+TRAIN_ONLY = {
+    "extra1": {"cases": 69, "at_arrival": 53, "commit": "6380d15", "now": 63},
+    "extra2": {"cases": 66, "at_arrival": 41, "commit": "6380d15", "now": 58},
+    "extra3": {"cases": 76, "at_arrival": 66, "commit": "6380d15", "now": 73},
 }
 
 # Train cases that no general rule reaches, kept with the label their thread shows rather than
@@ -49,10 +62,10 @@ KNOWN_TRAIN_MISSES = {
                     "message as a host without the driver (driver_not_loaded), which the corpus has more of",
     "pytorch-139410": "a ROCm torch loading an extension that asks for libtorch_cuda.so (a CUDA build's library); "
                       "the message alone reads as a missing library, not the vendor of the build",
-    "cbio-cluster-24": "an nvidia-smi table of N/A fields on a node whose GPU needed reseating (hardware); the "
-                       "table alone reads as a driver that does not answer",
     "icefall-646": "collect_env in a container with a CUDA torch and no driver version: the GPU was not passed "
                    "in, which the report cannot tell from a host without the driver",
+    "comfyui-10629": "CUDA's 'operation not supported' (labelled a runtime state) shares its words with the arch "
+                     "messages; the fallback read it as the runtime, and the model, surer of arch, overrules it",
     "inference-2836": "NCCL's 'unhandled system error' in a vLLM container fixed by --shm-size; batch 8 has the "
                       "same message labelled collective_failure (no resolution there), so no rule can have both",
     "nas-without-training-2": "torch.cuda.is_available() False, labelled from the author's follow-up that the "
@@ -64,10 +77,14 @@ KNOWN_TRAIN_MISSES = {
 }
 
 ALL = {batch: {side: load(batch, side) for side in ("train", "holdout")} for batch in batches()}
+ALL.update({name: {"train": load(name, "train"), "holdout": []} for name in train_only_sets()})
 
 
 def test_every_batch_is_recorded():
-    assert set(ALL) == set(FROZEN)
+    assert set(batches()) == set(FROZEN)
+    assert set(train_only_sets()) == set(TRAIN_ONLY)
+    for name, figures in TRAIN_ONLY.items():
+        assert len(ALL[name]["train"]) == figures["cases"], name
 
 
 @pytest.mark.parametrize("batch", sorted(ALL))
@@ -76,7 +93,10 @@ def test_cases_are_well_formed_and_split_by_repository(batch):
         for case in cases:
             assert case.cause in CAUSES, case.id
             assert re.match(r"https://", case.source) and case.text.strip(), case.id
-            assert case.split == side == split_of(batch, case.source), f"{case.id} is on the wrong side"
+            if batch in TRAIN_ONLY:
+                assert case.split == side == "train", f"{case.id}: a train-only set has no held-out side"
+            else:
+                assert case.split == side == split_of(batch, case.source), f"{case.id} is on the wrong side"
 
 
 def test_ids_and_threads_are_unique_and_new():
@@ -89,7 +109,7 @@ def test_ids_and_threads_are_unique_and_new():
     assert [case.id for case in wild if case.source in curated] == []  # threads not used before
 
 
-@pytest.mark.parametrize("batch", sorted(ALL))
+@pytest.mark.parametrize("batch", sorted(FROZEN))
 def test_held_out_accuracy_does_not_fall_below_the_recorded_figure(batch, capsys):
     cases = ALL[batch]["holdout"]
     correct, misses = measure(cases)
@@ -107,11 +127,20 @@ def _train_param(case):
 
 
 def test_known_train_misses_are_train_cases():
-    train = {c.id for sides in ALL.values() for c in sides["train"]}
+    train = {c.id for batch in FROZEN for c in ALL[batch]["train"]}
     assert set(KNOWN_TRAIN_MISSES) <= train
 
 
-@pytest.mark.parametrize("case", [_train_param(c) for sides in ALL.values() for c in sides["train"]])
+@pytest.mark.parametrize("name", sorted(TRAIN_ONLY))
+def test_train_only_accuracy_does_not_fall_below_the_recorded_figure(name, capsys):
+    cases = ALL[name]["train"]
+    correct, misses = measure(cases)
+    with capsys.disabled():
+        print(f"\n{name} (train only): {correct}/{len(cases)} (at arrival: {TRAIN_ONLY[name]['at_arrival']})")
+    assert correct >= TRAIN_ONLY[name]["now"], "\n".join(misses)
+
+
+@pytest.mark.parametrize("case", [_train_param(c) for batch in FROZEN for c in ALL[batch]["train"]])
 def test_wild_train_case(case):
     result = diagnose(case.text)
     assert result.cause == case.cause, f"{case.source}: got {result.cause} via {result.rule}: {result.evidence}"
@@ -123,6 +152,9 @@ def test_docs_show_the_recorded_figures():
         n = figures["cases"]
         assert f"| {batch} | " in docs and f"{figures['before']}/{n}" in docs and f"{figures['after']}/{n}" in docs
         assert f"{figures.get('now', figures['after'])}/{n}" in docs
+    for name, figures in TRAIN_ONLY.items():
+        n = figures["cases"]
+        assert f"| {name} | {figures['at_arrival']}/{n} | {figures['now']}/{n} |" in docs, name
 
 
 def test_no_rule_or_rule_case_cites_a_held_out_case():
