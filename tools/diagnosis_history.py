@@ -26,8 +26,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gpumatrix.diagnose import load_rules  # noqa: E402
-from gpumatrix.diagnose import facts_from_reports  # noqa: E402
+from gpumatrix.diagnose import facts_from_reports, load_rules  # noqa: E402
 from gpumatrix.diagnose.learned import Model, build  # noqa: E402
 from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
 from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402

@@ -52,9 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m gpumatrix.diagnose",
         description="Classify a pasted GPU/container error log (or reports such as collect_env, nvidia-smi, "
                     "rocminfo, docker info) and print its cause, remedy, confidence and alternatives.",
-        epilog="Rules decide first. Where none matches but the log names the GPU stack and an error, a model "
-               "trained on real messages gives a low-confidence guess (rule: learned-naive-bayes, confidence "
-               "0.2) with the checks that tell it apart; see docs/diagnosis.md.",
+        epilog="Rules decide first. Where none matches, or only a generic fallback, but the log names the GPU "
+               "stack, a model trained on real messages gives a low-confidence guess (rule: learned-naive-bayes, "
+               "confidence 0.2) with the checks that tell it apart; see docs/diagnosis.md.",
     )
     parser.add_argument("log", nargs="?", default="-", help="log file to read, or - for stdin (default)")
     parser.add_argument("--json", action="store_true",

@@ -257,7 +257,7 @@ def _learned(ruleset: RuleSet, prepared: Text, facts: Mapping[str, Any], *, repo
         return None, ""
     if _ruled_out_by_facts(reading.cause, facts):
         return None, f" The learned model's guess, {reading.cause}, is ruled out by the facts read from the input."
-    overruled = ()
+    overruled: tuple[Alternative, ...] = ()
     if fallback is not None and fallback.cause in ruleset.checks:
         overruled = (Alternative(cause=fallback.cause, check=ruleset.checks[fallback.cause],
                                  why=f"{fallback.explanation} (the fallback rule {fallback.id})"),)

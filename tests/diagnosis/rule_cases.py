@@ -21,6 +21,10 @@ class RuleCase:
 
 
 RULE_CASES = (
+    # wild batch 11 (train side)
+    RuleCase("cuda-ptx-unsupported-toolchain", "https://github.com/marella/ctransformers/issues/87",
+             "CUDA error 222 at /home/runner/work/ctransformers/ctransformers/models/ggml/ggml-cuda.cu:5141: "
+             "the provided PTX was compiled with an unsupported toolchain."),
     RuleCase("facts-host-kfd-missing", "https://github.com/robertrosenbusch/gfx803_rocm/issues/15",
              "I tried to check if `/dev/kfd` is available but it only gives me the error `Permission denied`\n"
              "and when I search for `kfd` in `/dev` directory it, it does not exist.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -223,3 +224,35 @@ def test_a_model_with_bad_numbers_is_refused_by_name(change, problem):
     change(document)
     with pytest.raises(ModelError, match=problem):
         Model(document)
+
+
+# ---------------------------------------------------------------- overruling a fallback, and prose
+
+def test_the_model_overrules_a_fallback_only_when_very_sure_and_keeps_it_as_the_first_alternative():
+    # extra2's pytorch/builder#1286: the MIOpen build ran out of disk; the dnn fallback reads "MIOpen ... failing"
+    case = _wild_case("extra2", "builder-1286")
+    result = diagnose(case.text)
+    assert (result.cause, result.rule, result.confidence) == ("disk_full", LEARNED_RULE, 0.2)
+    assert result.alternatives[0].cause == "dnn_library_failure" and "fallback rule" in result.alternatives[0].why
+    assert "overrules" in result.explanation
+    ruleset = load_rules()
+    never = dataclasses.replace(ruleset, learned=dataclasses.replace(ruleset.learned, overrule_fallbacks=None))
+    fallback = diagnose(case.text, rules=never)
+    assert fallback.cause == "dnn_library_failure" and fallback.rule != LEARNED_RULE
+
+
+def test_prose_without_an_error_word_reaches_the_model_but_a_healthy_report_does_not():
+    case = _wild_case("extra3", "pinokio-1105")  # "returned: 2.4.0+cpu None False", no error word
+    assert (diagnose(case.text).cause, diagnose(case.text).rule) == ("cpu_only_build", LEARNED_RULE)
+    healthy = ("+-----------------------------------------------------------------------------+\n"
+               "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n"
+               "|   0  NVIDIA A100-SXM4-80GB  On   | 00000000:07:00.0 Off |                    0 |\n")
+    assert diagnose(healthy).cause == "unknown"
+
+
+@pytest.mark.parametrize("value", [0, 1.5, "sure", True])
+def test_a_bad_overrule_threshold_is_refused_with_its_place(tmp_path, value):
+    raw = yaml.safe_load(DEFAULT_RULES_PATH.read_text(encoding="utf-8"))
+    raw["learned"]["overrule_fallbacks"] = value
+    with pytest.raises(RulesError, match=r"learned\.overrule_fallbacks must be a number in \(0, 1\]"):
+        parse_rules(raw, str(tmp_path / "rules.yaml"))
