@@ -21,6 +21,20 @@ class RuleCase:
 
 
 RULE_CASES = (
+    # the fallback by itself: the model may overrule a fallback, so its case checks it alone
+    RuleCase("fallback-amd-tools", "https://github.com/ROCm/legacy-rocm-build/issues/4043",
+             "root:~# rocminfo\nROCk module version 6.7.0 is loaded\nUnable to open /dev/kfd read-write: Invalid argument",
+             alone=True),
+    # train-only set extra7
+    RuleCase("tf-xla-out-of-memory", "https://github.com/tensorflow/models/issues/5527",
+             "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[64,2016,9,9] "
+             "and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"),
+    RuleCase("tf-xla-out-of-memory", "https://github.com/google-deepmind/alphafold/issues/1023",
+             "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+             "7406166528 bytes."),
+    RuleCase("glibc-or-libstdcxx-too-old", "https://github.com/antimatter15/alpaca.cpp/issues/146",
+             "/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by ./chat)\n"
+             "/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by ./chat)"),
     # wild batch 11 (train side)
     RuleCase("cuda-ptx-unsupported-toolchain", "https://github.com/marella/ctransformers/issues/87",
              "CUDA error 222 at /home/runner/work/ctransformers/ctransformers/models/ggml/ggml-cuda.cu:5141: "
