@@ -21,6 +21,11 @@ class RuleCase:
 
 
 RULE_CASES = (
+    # torch's "Found no NVIDIA driver" in a container: the train sides' reading
+    RuleCase("torch-no-driver-in-container", "https://github.com/kcosta42/VQGAN-CLIP-Docker/issues/1",
+             "Creating vqgan-clip-docker_generate_run ... done\n"
+             "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+             "installed a driver from http://www.nvidia.com/Download/index.aspx"),
     # the fallback by itself: the model may overrule a fallback, so its case checks it alone
     RuleCase("fallback-amd-tools", "https://github.com/ROCm/legacy-rocm-build/issues/4043",
              "root:~# rocminfo\nROCk module version 6.7.0 is loaded\nUnable to open /dev/kfd read-write: Invalid argument",
