@@ -21,6 +21,9 @@ class RuleCase:
 
 
 RULE_CASES = (
+    RuleCase("cpu-build-version-in-text", "https://github.com/SunOner/sunone_aimbot/issues/47",
+             "Model loaded. None\nUltralytics YOLOv8.0.222 \U0001f680 Python-3.11.6 torch-2.1.0+cpu\n"
+             "    raise ValueError(f\"Invalid CUDA 'device={device}' requested.\""),
     # torch's "Found no NVIDIA driver" in a container: the train sides' reading
     RuleCase("torch-no-driver-in-container", "https://github.com/kcosta42/VQGAN-CLIP-Docker/issues/1",
              "Creating vqgan-clip-docker_generate_run ... done\n"

@@ -242,7 +242,7 @@ def test_the_model_overrules_a_fallback_only_when_very_sure_and_keeps_it_as_the_
 
 
 def test_prose_without_an_error_word_reaches_the_model_but_a_healthy_report_does_not():
-    case = _wild_case("extra3", "pinokio-1105")  # "returned: 2.4.0+cpu None False", no error word
+    case = _wild_case("extra3", "key-face-frame-2")  # "the automatically installed torch is the cpu version"
     assert (diagnose(case.text).cause, diagnose(case.text).rule) == ("cpu_only_build", LEARNED_RULE)
     healthy = ("+-----------------------------------------------------------------------------+\n"
                "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n"

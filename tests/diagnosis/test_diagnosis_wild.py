@@ -25,7 +25,8 @@ FROZEN = {
     # batch 8's train side flipped one of its guesses (vmafx-adr-0541, confidence 0.2) to another cause (-1).
     # The model overruling fallbacks and speaking on prose (session of batches 11-12) moved several "now"
     # figures: gains and falls (batch 9's pytorch-14561, batch 10's comfyui-installer-15), all in the docs.
-    "batch3": {"cases": 37, "before": 23, "after": 25, "now": 30},
+    # batch 3: rocm-systems-2805 turned wrong again when the model was retrained with batches 13-14 (-1)
+    "batch3": {"cases": 37, "before": 23, "after": 25, "now": 29},
     # batch 4: the learned last word (+2); the model retrained with extra4-7 stopped overruling a fallback (-1)
     "batch4": {"cases": 33, "before": 19, "after": 24, "now": 25},
     "batch5": {"cases": 39, "before": 30, "after": 33, "now": 35},  # collected broadly; the stack-named fallbacks came with it
@@ -34,13 +35,13 @@ FROZEN = {
     # batch 9's train side turned one of its wrong guesses (citybrain-starter-kit-14) right (+1).
     "batch7": {"cases": 38, "before": 30, "after": 30, "now": 34},
     "batch8": {"cases": 36, "before": 33, "after": 33},  # broad; the first batch frozen with the learned last word (rules alone: 32)
-    "batch9": {"cases": 39, "before": 28, "after": 28, "now": 29},  # broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26
+    "batch9": {"cases": 39, "before": 28, "after": 28, "now": 30},  # broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26
     "batch10": {"cases": 36, "before": 33, "after": 35, "now": 34},
     # batches 11-12: broad, frozen with the overruling model and the train-only sets (rules alone: 28, 31)
     # batches 11-12 "now": the container reading of torch's 'Found no NVIDIA driver' (second round; the freezing
     # run had shown those held-out misses, so no clean gain)
     "batch11": {"cases": 38, "before": 33, "after": 35, "now": 37},
-    "batch12": {"cases": 41, "before": 35, "after": 37, "now": 39},
+    "batch12": {"cases": 41, "before": 35, "after": 37, "now": 40},
     # batches 13-14: broad, frozen after the second round of train-only sets (rules alone: 21, 28)
     "batch13": {"cases": 33, "before": 27, "after": 27},
     "batch14": {"cases": 35, "before": 31, "after": 31},  # broad, ROCm/Windows/frameworks; rules alone: 30
@@ -83,6 +84,18 @@ KNOWN_TRAIN_MISSES = {
                                          "the message alone names no AMD part",
     "tool-solutions-28": "CUDA not available in an image built for Arm without CUDA (a CPU build); the message is "
                          "the ranked no-device symptom, whose first answer is the missing --gpus",
+    "deep-image-analogy-3": "cuDNN's EXECUTION_FAILED where the fix was a smaller input (memory); the message "
+                            "is cuDNN's, which most threads resolve as a cuDNN problem",
+    "unsloth-6174": "CUBLAS_STATUS_NOT_INITIALIZED from a CUDA build on an AMD machine (vendor); the message alone "
+                    "is the ranked cuBLAS symptom, whose first answer is out of memory",
+    "taskmatrix-171": "Chinese prose on downloading the CUDA build by hand; the model reads the download as the "
+                      "package index",
+    "lxd-4534": "'No devices were found' inside LXD for a non-root user (permissions); the message is nvidia-smi's "
+                "no-device line",
+    "netdata_nv_plugin-1": "a monitoring plugin's 'nv check() failed' fixed by permissions on the NVIDIA devices; "
+                           "no stack word says so",
+    "directml-529": "torch's 'NVIDIA driver on your system is too old' on an AMD machine (a CUDA build there); "
+                    "the message names no AMD part",
     "inference-2836": "NCCL's 'unhandled system error' in a vLLM container fixed by --shm-size; batch 8 has the "
                       "same message labelled collective_failure (no resolution there), so no rule can have both",
     "nas-without-training-2": "torch.cuda.is_available() False, labelled from the author's follow-up that the "
@@ -184,11 +197,13 @@ def test_no_rule_or_rule_case_cites_a_held_out_case():
     assert [c.rule for c in RULE_CASES if c.source in held_out] == []  # a rule's test case is tuning text too
 
 
-def test_the_second_reading_covers_its_held_out_sides_and_the_docs_show_its_agreement():
+@pytest.mark.parametrize("name, batches_read", [("second-reading-batch7-9", ("batch7", "batch8", "batch9")),
+                                                 ("second-reading-batch11-14", ("batch11", "batch12", "batch13", "batch14"))])
+def test_the_second_reading_covers_its_held_out_sides_and_the_docs_show_its_agreement(name, batches_read):
     import yaml
 
-    reading = yaml.safe_load((Path(__file__).parent / "wild" / "second-reading-batch7-9.yaml").read_text(encoding="utf-8"))
-    labels = {case.id: case.cause for batch in ("batch7", "batch8", "batch9") for case in ALL[batch]["holdout"]}
+    reading = yaml.safe_load((Path(__file__).parent / "wild" / f"{name}.yaml").read_text(encoding="utf-8"))
+    labels = {case.id: case.cause for batch in batches_read for case in ALL[batch]["holdout"]}
     assert sorted(entry["id"] for entry in reading) == sorted(labels)
     assert all(entry["cause"] in CAUSES and entry["confidence"] in ("high", "medium", "low") for entry in reading)
     agree = sum(entry["cause"] == labels[entry["id"]] for entry in reading)
