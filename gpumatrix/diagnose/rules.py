@@ -206,8 +206,8 @@ class Learned:
     code bug), and the model's first cause is not ``unknown`` and has at least ``min_posterior``.
     Where the input holds a report the parsers read (nvidia-smi, collect_env, ...), something must
     also have gone wrong (a ``require`` pattern): a healthy report is no failure to explain, while
-    prose ("it only installs 2.3.1+cpu") names the failure without an error word. With ``overrule_fallbacks`` set, it may
-    also overrule a fallback (a stack component near an error word, which knows the layer but not
+    prose ("it only installs 2.3.1+cpu") names the failure without an error word. With
+    ``overrule_fallbacks`` set, it may also overrule a fallback (a stack component near an error word, which knows the layer but not
     the cause) when it reads another cause with at least that posterior.
     """
 
@@ -215,7 +215,7 @@ class Learned:
     signal: tuple[re.Pattern[str], ...]
     require: tuple[re.Pattern[str], ...] = ()
     exclude: tuple[re.Pattern[str], ...] = ()
-    min_posterior: float = 0.5
+    min_posterior: float = 0.2
     confidence: float = 0.2
     overrule_fallbacks: float | None = None
 

@@ -25,26 +25,27 @@ FROZEN = {
     # batch 8's train side flipped one of its guesses (vmafx-adr-0541, confidence 0.2) to another cause (-1).
     # The model overruling fallbacks and speaking on prose (session of batches 11-12) moved several "now"
     # figures: gains and falls (batch 9's pytorch-14561, batch 10's comfyui-installer-15), all in the docs.
-    # batch 3: rocm-systems-2805 turned wrong again when the model was retrained with batches 13-14 (-1)
-    "batch3": {"cases": 37, "before": 23, "after": 25, "now": 29},
-    # batch 4: the learned last word (+2); the model retrained with extra4-7 stopped overruling a fallback (-1)
-    "batch4": {"cases": 33, "before": 19, "after": 24, "now": 25},
+    # batch 3: rocm-systems-2805 turned wrong again when the model was retrained with batches 13-14 (-1), and
+    # kubernetes-docs-648 with the complement scoring (-1)
+    "batch3": {"cases": 37, "before": 23, "after": 25, "now": 28},
+    # batch 4: the learned last word (+2); retraining and the complement scoring moved ollama-11593 and back
+    "batch4": {"cases": 33, "before": 19, "after": 24, "now": 26},
     "batch5": {"cases": 39, "before": 30, "after": 33, "now": 35},  # collected broadly; the stack-named fallbacks came with it
     "batch6": {"cases": 32, "before": 23, "after": 23, "now": 25},  # collected broadly, with pasted reports and permission/vendor/shm cases
     # batch 7: broad; the learned last word (+2; two unknowns now a wrong cause); the model retrained with
     # batch 9's train side turned one of its wrong guesses (citybrain-starter-kit-14) right (+1).
     "batch7": {"cases": 38, "before": 30, "after": 30, "now": 34},
     "batch8": {"cases": 36, "before": 33, "after": 33},  # broad; the first batch frozen with the learned last word (rules alone: 32)
-    "batch9": {"cases": 39, "before": 28, "after": 28, "now": 30},  # broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26
+    "batch9": {"cases": 39, "before": 28, "after": 28, "now": 32},  # broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26
     "batch10": {"cases": 36, "before": 33, "after": 35, "now": 34},
     # batches 11-12: broad, frozen with the overruling model and the train-only sets (rules alone: 28, 31)
     # batches 11-12 "now": the container reading of torch's 'Found no NVIDIA driver' (second round; the freezing
     # run had shown those held-out misses, so no clean gain)
-    "batch11": {"cases": 38, "before": 33, "after": 35, "now": 37},
-    "batch12": {"cases": 41, "before": 35, "after": 37, "now": 40},
+    "batch11": {"cases": 38, "before": 33, "after": 35, "now": 36},  # complement scoring: kaggle-rcic-1st-5 (-1)
+    "batch12": {"cases": 41, "before": 35, "after": 37, "now": 39},  # complement scoring: digits-1043 (-1)
     # batches 13-14: broad, frozen after the second round of train-only sets (rules alone: 21, 28)
-    "batch13": {"cases": 33, "before": 27, "after": 27},
-    "batch14": {"cases": 35, "before": 31, "after": 31},  # broad, ROCm/Windows/frameworks; rules alone: 30
+    "batch13": {"cases": 33, "before": 27, "after": 27, "now": 28},
+    "batch14": {"cases": 35, "before": 31, "after": 31, "now": 32},  # broad, ROCm/Windows/frameworks; rules alone: 30
 }
 
 # Train-only sets (no held-out side): the figure when each arrived, measured with the rules and model of
@@ -88,8 +89,6 @@ KNOWN_TRAIN_MISSES = {
                             "is cuDNN's, which most threads resolve as a cuDNN problem",
     "unsloth-6174": "CUBLAS_STATUS_NOT_INITIALIZED from a CUDA build on an AMD machine (vendor); the message alone "
                     "is the ranked cuBLAS symptom, whose first answer is out of memory",
-    "taskmatrix-171": "Chinese prose on downloading the CUDA build by hand; the model reads the download as the "
-                      "package index",
     "lxd-4534": "'No devices were found' inside LXD for a non-root user (permissions); the message is nvidia-smi's "
                 "no-device line",
     "netdata_nv_plugin-1": "a monitoring plugin's 'nv check() failed' fixed by permissions on the NVIDIA devices; "
