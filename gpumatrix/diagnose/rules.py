@@ -215,7 +215,7 @@ class Learned:
     signal: tuple[re.Pattern[str], ...]
     require: tuple[re.Pattern[str], ...] = ()
     exclude: tuple[re.Pattern[str], ...] = ()
-    min_posterior: float = 0.2
+    min_posterior: float = 0.05
     confidence: float = 0.2
     overrule_fallbacks: float | None = None
 
