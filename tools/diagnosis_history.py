@@ -71,6 +71,8 @@ def main() -> int:
     examples_by_file: dict[str, list[tuple[str, str]]] = {}
     all_examples, _ = train_examples()
     for path in sorted(WILD_DIR.glob("*-train.yaml")):
+        if not (WILD_DIR / path.name.replace("-train.yaml", "-holdout.yaml")).exists():
+            continue  # a train-only set: no freezing commit to replay (its figure on arrival is in TRAIN_ONLY)
         cases = yaml.safe_load(path.read_text(encoding="utf-8")) or []
         examples_by_file[path.name] = [(c["cause"], c["text"]) for c in cases]
     totals = [0, 0, 0, 0, 0]
