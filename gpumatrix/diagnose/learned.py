@@ -163,7 +163,8 @@ class Model:
         """The causes ranked by posterior, and the three words that favoured the first most."""
         present = [f for f in features(text) if f in self._gain]
         scores = list(self._prior)
-        # Every class pays the unseen price for each present feature, then gets back what it saw.
+        # Every class pays its base price for each present feature (multinomial: an unseen feature's log
+        # probability; complement: its complement's size), then gets back what it saw.
         for i, unseen in enumerate(self._unseen):
             scores[i] += unseen * len(present)
         for feature in present:

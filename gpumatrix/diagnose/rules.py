@@ -207,8 +207,9 @@ class Learned:
     Where the input holds a report the parsers read (nvidia-smi, collect_env, ...), something must
     also have gone wrong (a ``require`` pattern): a healthy report is no failure to explain, while
     prose ("it only installs 2.3.1+cpu") names the failure without an error word. With
-    ``overrule_fallbacks`` set, it may also overrule a fallback (a stack component near an error word, which knows the layer but not
-    the cause) when it reads another cause with at least that posterior.
+    ``overrule_fallbacks`` set, it may also overrule a fallback (a stack component near an error
+    word, which knows the layer but not the cause) when it reads another cause with at least that
+    posterior.
     """
 
     model: str

@@ -218,6 +218,7 @@ def test_the_model_does_not_overrule_the_facts(tmp_path):
     (lambda d: d.update(classes=["made_up_cause"] + d["classes"][1:]), "outside the vocabulary"),
     (lambda d: d.update(documents=[0] * len(d["classes"])), "classes and documents disagree"),
     (lambda d: d.update(alpha="many"), "malformed"),
+    (lambda d: d.update(scoring="bernoulli"), "scoring 'bernoulli' is not one of multinomial, complement"),
 ])
 def test_a_model_with_bad_numbers_is_refused_by_name(change, problem):
     document = build([("driver_not_loaded", "nvidia driver failed"), ("out_of_memory", "cuda out of memory")])
@@ -256,3 +257,32 @@ def test_a_bad_overrule_threshold_is_refused_with_its_place(tmp_path, value):
     raw["learned"]["overrule_fallbacks"] = value
     with pytest.raises(RulesError, match=r"learned\.overrule_fallbacks must be a number in \(0, 1\]"):
         parse_rules(raw, str(tmp_path / "rules.yaml"))
+
+
+
+def test_complement_scoring_follows_its_formula_and_older_files_stay_multinomial():
+    import math
+
+    examples = [("out_of_memory", "socket"), ("out_of_memory", "socket node"), ("out_of_memory", "driver cuda"),
+                ("driver_not_loaded", "cuda shm"), ("driver_not_loaded", "shm failed"),
+                ("collective_failure", "socket"), ("collective_failure", "driver failed"),
+                ("collective_failure", "node"), ("collective_failure", "cuda"), ("collective_failure", "cuda")]
+    document = build(examples)
+    assert document["scoring"] == "complement"
+    text = "shm node"
+    # score(c) = sum over the text's known features f of log(T - total_c + a*V) - log(seen_f - n_fc + a)
+    table, alpha = document["features"], document["alpha"]
+    totals, everything = document["totals"], sum(document["totals"])
+    present = [f for f in features(text) if f in table]
+    scores = []
+    for c in range(len(document["classes"])):
+        scores.append(sum(math.log(everything - totals[c] + alpha * len(table))
+                          - math.log(sum(n for _, n in table[f]) - dict(table[f]).get(c, 0) + alpha) for f in present))
+    top = max(scores)
+    expected = {cls: math.exp(x - top) / sum(math.exp(y - top) for y in scores)
+                for cls, x in zip(document["classes"], scores)}
+    reading = Model(document).read(text)
+    assert reading.cause == "driver_not_loaded" == max(expected, key=expected.get)
+    assert all(math.isclose(p, expected[cls], rel_tol=1e-9) for cls, p in reading.ranked)
+    older = {key: value for key, value in document.items() if key != "scoring"}  # a file from before the key
+    assert Model(older).read(text).cause == "collective_failure"  # the prior of the biggest class wins there
