@@ -1,0 +1,164 @@
+"""How the learned tier's settings fare on messages the rules had not seen: a replay on train sides.
+
+    python tools/diagnosis_replay.py [--scoring complement|multinomial] [--min-posterior X]
+                                     [--overrule X|none] [--alpha X]
+
+Every wild batch's train side is diagnosed by the rules as they were when its held-out side was
+frozen, and every train-only set by the rules of the commit it was measured with on arrival
+(``TRAIN_ONLY`` in tests/diagnosis/test_diagnosis_wild.py), each in a temporary git worktree with the
+learned tier switched off there. Then today's learned tier is applied as the engine applies it (the
+last word where those rules said ``unknown``, the overruling of a fallback), through the engine's own
+function, with the settings given (default: the rules file's) and a model built from every train
+example except that set's (leave one set out). Only train sides are read and trained on, so the
+figures can be rerun while choosing settings without measuring a held-out side. docs/diagnosis.md
+("Complement scoring" and the sections before it) quotes the output. It takes a few minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import gpumatrix.diagnose.learned as learned  # noqa: E402
+from gpumatrix.diagnose import facts_from_reports, load_rules  # noqa: E402
+from gpumatrix.diagnose.engine import _learned  # noqa: E402
+from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
+from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402
+from tools.diagnosis_history import _git, freezing_commit  # noqa: E402
+
+WILD_TEST = ROOT / "tests" / "diagnosis" / "test_diagnosis_wild.py"
+
+# Runs inside the old checkout: each text's answer with the learned tier off, and the answering rule's tier.
+_OLD = """
+import dataclasses, json, sys
+sys.path.insert(0, '.')
+from gpumatrix.diagnose import diagnose, load_rules
+rules = load_rules()
+if getattr(rules, 'learned', None) is not None:
+    rules = dataclasses.replace(rules, learned=None)
+tiers = {r.id: getattr(r, 'tier', '') for r in rules.rules}
+out = []
+for text in json.load(sys.stdin):
+    d = diagnose(text, rules=rules)
+    out.append([d.cause, d.rule, tiers.get(d.rule, '')])
+json.dump(out, sys.stdout)
+"""
+
+
+def arrival_commits() -> dict[str, str]:
+    """The train-only sets and the commit each was measured with on arrival, read from the test (no import)."""
+    tree = ast.parse(WILD_TEST.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "TRAIN_ONLY" for t in node.targets):
+            return {name: figures["commit"] for name, figures in ast.literal_eval(node.value).items()}
+    raise SystemExit(f"{WILD_TEST}: no TRAIN_ONLY table")
+
+
+def _natural(path: Path) -> tuple[str, int]:
+    """batch2 before batch10, batches before extras."""
+    stem = path.name.rsplit("-", 1)[0]
+    digits = stem.lstrip("abcdefghijklmnopqrstuvwxyz")
+    return stem[: len(stem) - len(digits)], int(digits or 0)
+
+
+def replay_sets() -> list[tuple[str, str]]:
+    """``(set name, commit whose rules had not seen it)`` for every train side that has one."""
+    arrivals = arrival_commits()
+    sets = []
+    for path in sorted(WILD_DIR.glob("*-train.yaml"), key=_natural):
+        name = path.name.rsplit("-", 1)[0]
+        if (WILD_DIR / f"{name}-holdout.yaml").exists():
+            sets.append((name, freezing_commit(name)))
+        elif name in arrivals:
+            sets.append((name, _git("rev-parse", arrivals[name])))
+    return sets
+
+
+def old_answers(commit: str, texts: list[str], scratch: Path) -> list[list[str]]:
+    tree = scratch / commit[:12]
+    _git("worktree", "add", "--detach", "--quiet", str(tree), commit)
+    try:
+        done = subprocess.run([sys.executable, "-c", _OLD], cwd=tree, input=json.dumps(texts),
+                              capture_output=True, text=True, check=True, env={"PYTHONPATH": str(tree)})
+        return [list(row) for row in json.loads(done.stdout)]
+    finally:
+        _git("worktree", "remove", "--force", str(tree))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scoring", choices=learned.SCORINGS, default=learned.SCORING)
+    parser.add_argument("--alpha", type=float, default=learned.ALPHA)
+    parser.add_argument("--min-posterior", type=float, default=None)
+    parser.add_argument("--overrule", default=None, help="overrule_fallbacks, or 'none' for never")
+    args = parser.parse_args(argv)
+
+    rules = load_rules()
+    if rules.learned is None:
+        print("the rules file has no learned block: nothing to replay", file=sys.stderr)
+        return 1
+    gate = rules.learned
+    if args.min_posterior is not None:
+        gate = dataclasses.replace(gate, min_posterior=args.min_posterior)
+    if args.overrule is not None:
+        gate = dataclasses.replace(gate, overrule_fallbacks=None if args.overrule == "none" else float(args.overrule))
+    by_id = {rule.id: rule for rule in rules.rules}
+    all_examples, _ = train_examples()
+    print(f"scoring {args.scoring}, alpha {args.alpha}, min_posterior {gate.min_posterior}, "
+          f"overrule_fallbacks {gate.overrule_fallbacks}")
+    print("| set (train side) | rules of | cases | rules then | + learned tier | changed | of which right |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    totals = [0, 0, 0, 0, 0]
+    with tempfile.TemporaryDirectory(prefix="gpumatrix-replay-") as scratch:
+        for name, commit in replay_sets():
+            cases = [(c["cause"], c["text"]) for c in yaml.safe_load((WILD_DIR / f"{name}-train.yaml").read_text(
+                encoding="utf-8")) or []]
+            mine = {text for _, text in cases}
+            document = learned.build([e for e in all_examples if e[1] not in mine])
+            document.update(alpha=args.alpha, scoring=args.scoring)
+            model_path = Path(scratch) / f"{name}.json"
+            model_path.write_text(learned.dumps(document), encoding="utf-8")
+            ruleset = dataclasses.replace(rules, learned=dataclasses.replace(gate, model=str(model_path)))
+            rules_right = final_right = changed = changed_right = 0
+            for (label, text), (answer, rule_id, tier) in zip(cases, old_answers(commit, [t for _, t in cases],
+                                                                                  Path(scratch))):
+                final = answer
+                current = by_id.get(rule_id)
+                tier = tier or (current.tier if current else "")  # old checkouts without tiers: today's
+                is_fallback = current is not None and tier in ("fallback", "last_resort") and current.tier == tier
+                fallback = current if is_fallback else None
+                if answer == "unknown" or fallback is not None:
+                    lines = clean_lines(decode(text))
+                    reported = facts_from_reports(lines)
+                    diagnosis, _ = _learned(ruleset, prepare(lines), reported, report=bool(reported),
+                                            fallback=fallback if answer != "unknown" else None)
+                    if diagnosis is not None:
+                        final = diagnosis.cause
+                rules_right += answer == label
+                final_right += final == label
+                changed += final != answer
+                changed_right += final != answer and final == label
+            n = len(cases)
+            for i, value in enumerate((n, rules_right, final_right, changed, changed_right)):
+                totals[i] += value
+            print(f"| {name} | {commit[:7]} | {n} | {rules_right}/{n} = {rules_right / n:.1%} | "
+                  f"{final_right}/{n} = {final_right / n:.1%} | {changed} | {changed_right} |", flush=True)
+    n, rules_right, final_right, changed, changed_right = totals
+    print(f"| all | | {n} | {rules_right}/{n} = {rules_right / n:.1%} | {final_right}/{n} = "
+          f"{final_right / n:.1%} | {changed} | {changed_right} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
