@@ -103,12 +103,16 @@ def main() -> int:
             n = len(cases)
             for i, value in enumerate((n, rules_right, learned_right, spoke, spoke_right)):
                 totals[i] += value
-            print(f"| {batch} | {n} | {rules_right}/{n} = {rules_right / n:.1%} | "
-                  f"{learned_right}/{n} = {learned_right / n:.1%} | {spoke} | {spoke_right} |")
-    n, rules_right, learned_right, spoke, spoke_right = totals
-    print(f"| all | {n} | {rules_right}/{n} = {rules_right / n:.1%} | {learned_right}/{n} = "
-          f"{learned_right / n:.1%} | {spoke} | {spoke_right} |")
+            print(table_row(batch, (n, rules_right, learned_right, spoke, spoke_right)))
+    print(table_row("all", totals))
     return 0
+
+
+def table_row(name: str, counts: list[int] | tuple[int, ...], *cells: str) -> str:
+    """``| name | cells... | n | before | after | changed | right |``: a row of the replay tables."""
+    n, before, after, changed, right = counts
+    return " | ".join(["", name, *cells, str(n), f"{before}/{n} = {before / n:.1%}", f"{after}/{n} = {after / n:.1%}",
+                       str(changed), str(right), ""]).strip()
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from gpumatrix.diagnose import facts_from_reports, load_rules  # noqa: E402
 from gpumatrix.diagnose.engine import _learned  # noqa: E402
 from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
 from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402
-from tools.diagnosis_history import _git, freezing_commit  # noqa: E402
+from tools.diagnosis_history import _git, freezing_commit, table_row  # noqa: E402
 
 WILD_TEST = ROOT / "tests" / "diagnosis" / "test_diagnosis_wild.py"
 
@@ -152,11 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             n = len(cases)
             for i, value in enumerate((n, rules_right, final_right, changed, changed_right)):
                 totals[i] += value
-            print(f"| {name} | {commit[:7]} | {n} | {rules_right}/{n} = {rules_right / n:.1%} | "
-                  f"{final_right}/{n} = {final_right / n:.1%} | {changed} | {changed_right} |", flush=True)
-    n, rules_right, final_right, changed, changed_right = totals
-    print(f"| all | | {n} | {rules_right}/{n} = {rules_right / n:.1%} | {final_right}/{n} = "
-          f"{final_right / n:.1%} | {changed} | {changed_right} |")
+            print(table_row(name, (n, rules_right, final_right, changed, changed_right), commit[:7]), flush=True)
+    print(table_row("all", totals, ""))
     return 0
 
 
