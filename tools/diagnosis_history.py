@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -52,11 +53,12 @@ def _has_learned_tier(commit: str) -> bool:
     return found.returncode == 0
 
 
-def old_answers(commit: str, texts: list[str], scratch: Path) -> list[str]:
+def old_answers(commit: str, texts: list[str], scratch: Path, script: str = _OLD) -> list[Any]:
+    """What ``script`` (run in a temporary worktree of ``commit``) prints as JSON for the texts on its stdin."""
     tree = scratch / commit[:12]
     _git("worktree", "add", "--detach", "--quiet", str(tree), commit)
     try:
-        done = subprocess.run([sys.executable, "-c", _OLD], cwd=tree, input=json.dumps(texts),
+        done = subprocess.run([sys.executable, "-c", script], cwd=tree, input=json.dumps(texts),
                               capture_output=True, text=True, check=True, env={"PYTHONPATH": str(tree)})
         return list(json.loads(done.stdout))
     finally:

@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -35,7 +33,7 @@ from gpumatrix.diagnose import facts_from_reports, load_rules  # noqa: E402
 from gpumatrix.diagnose.engine import _learned  # noqa: E402
 from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
 from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402
-from tools.diagnosis_history import _git, freezing_commit, table_row  # noqa: E402
+from tools.diagnosis_history import _git, freezing_commit, old_answers, table_row  # noqa: E402
 
 WILD_TEST = ROOT / "tests" / "diagnosis" / "test_diagnosis_wild.py"
 
@@ -85,17 +83,6 @@ def replay_sets() -> list[tuple[str, str]]:
     return sets
 
 
-def old_answers(commit: str, texts: list[str], scratch: Path) -> list[list[str]]:
-    tree = scratch / commit[:12]
-    _git("worktree", "add", "--detach", "--quiet", str(tree), commit)
-    try:
-        done = subprocess.run([sys.executable, "-c", _OLD], cwd=tree, input=json.dumps(texts),
-                              capture_output=True, text=True, check=True, env={"PYTHONPATH": str(tree)})
-        return [list(row) for row in json.loads(done.stdout)]
-    finally:
-        _git("worktree", "remove", "--force", str(tree))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scoring", choices=learned.SCORINGS, default=learned.SCORING)
@@ -131,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             model_path.write_text(learned.dumps(document), encoding="utf-8")
             ruleset = dataclasses.replace(rules, learned=dataclasses.replace(gate, model=str(model_path)))
             rules_right = final_right = changed = changed_right = 0
-            for (label, text), (answer, rule_id, tier) in zip(cases, old_answers(commit, [t for _, t in cases],
-                                                                                  Path(scratch))):
+            answers = old_answers(commit, [text for _, text in cases], Path(scratch), _OLD)
+            for (label, text), (answer, rule_id, tier) in zip(cases, answers):
                 final = answer
                 current = by_id.get(rule_id)
                 tier = tier or (current.tier if current else "")  # old checkouts without tiers: today's
