@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import gpumatrix.diagnose.learned as learned  # noqa: E402
 from gpumatrix.diagnose import facts_from_reports, load_rules  # noqa: E402
-from gpumatrix.diagnose.engine import _learned  # noqa: E402
+from gpumatrix.diagnose.engine import learned_reading  # noqa: E402
 from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
 from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402
 from tools.diagnosis_history import _git, freezing_commit, old_answers, table_row  # noqa: E402
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                 if answer == "unknown" or fallback is not None:
                     lines = clean_lines(decode(text))
                     reported = facts_from_reports(lines)
-                    diagnosis, _ = _learned(ruleset, prepare(lines), reported, report=bool(reported),
+                    diagnosis, _ = learned_reading(ruleset, prepare(lines), reported, report=bool(reported),
                                             fallback=fallback if answer != "unknown" else None)
                     if diagnosis is not None:
                         final = diagnosis.cause

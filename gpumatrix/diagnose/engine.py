@@ -232,9 +232,11 @@ def _ruled_out_by_facts(cause: str, facts: Mapping[str, Any]) -> bool:
     return cause in _GPU_WORKS and facts.get("torch_cuda_available") is True
 
 
-def _learned(ruleset: RuleSet, prepared: Text, facts: Mapping[str, Any], *, report: bool,
-             fallback: Rule | None = None) -> tuple[Diagnosis | None, str]:
+def learned_reading(ruleset: RuleSet, prepared: Text, facts: Mapping[str, Any], *, report: bool,
+                    fallback: Rule | None = None) -> tuple[Diagnosis | None, str]:
     """The model's reading of input no rule matched, or only a ``fallback`` (see .learned).
+
+    Public so that tools/diagnosis_replay.py replays exactly the engine's logic on old rules' answers.
 
     A fallback knows the layer (a component near an error word), not the cause; the model overrules
     it only when the rules file sets ``overrule_fallbacks`` and it reads another cause at least that
@@ -318,7 +320,7 @@ def diagnose(
         if matched:
             break
     if not matched:
-        learned, note = _learned(ruleset, prepared, known, report=bool(reported))
+        learned, note = learned_reading(ruleset, prepared, known, report=bool(reported))
         if learned is not None:
             return learned
         return Diagnosis(cause="unknown", remedy=ruleset.unknown_remedy, evidence=prepared.most_error_like(),
@@ -326,7 +328,7 @@ def diagnose(
     matched.sort(key=lambda pair: pair[0].sort_key())
     best, evidence = matched[0]
     if best.tier in ("fallback", "last_resort"):
-        learned, _ = _learned(ruleset, prepared, known, report=bool(reported), fallback=best)
+        learned, _ = learned_reading(ruleset, prepared, known, report=bool(reported), fallback=best)
         if learned is not None:
             return learned
     others = [rule for rule, _ in matched[1:]]

@@ -29,7 +29,11 @@ MAX_REPEAT = 200
 
 _RULE_KEYS = {"id", "cause", "patterns", "require", "exclude", "when", "weak", "fallback", "last_resort", "remedy",
               "explanation", "evidence", "hint", "source", "confidence", "alternatives"}
-_TOP_KEYS = {"schema_version", "layers", "causes", "hsa_override", "learned", "rules"}
+_TOP_KEYS = {"schema_version", "layers", "causes", "hsa_override", "fragments", "learned", "rules"}
+# A named regex fragment, declared once under `fragments:` and used in any pattern as (?&name), the PCRE
+# spelling of a subpattern call, which Python's re does not know: the loader writes (?:fragment) in its place.
+_FRAGMENT_REF = re.compile(r"\(\?&([A-Za-z_][A-Za-z0-9_]*)\)")
+_FRAGMENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _LEARNED_KEYS = {"model", "signal", "require", "exclude", "min_posterior", "confidence", "overrule_fallbacks"}
 _CAUSE_KEYS = {"summary", "remedy", "check"}
 _ALTERNATIVE_KEYS = {"cause", "check", "why"}
@@ -267,10 +271,38 @@ def _unknown_key_problem(where: str, key: str, allowed: Iterable[str]) -> str:
     return f"{where}: unknown key {str(key)!r}{_suggest(key, allowed)}"
 
 
-def _compile_pattern(where: str, source: Any, problems: list[str]) -> re.Pattern[str] | None:
+def _parse_fragments(raw: Any, problems: list[str]) -> dict[str, str]:
+    """The ``fragments:`` mapping, each checked to be a named regex that compiles on its own."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.append("fragments: must be a mapping of NAME: regex, used in patterns as (?&NAME)")
+        return {}
+    fragments: dict[str, str] = {}
+    for name, source in raw.items():
+        where = f"fragments.{name}"
+        if not isinstance(name, str) or not _FRAGMENT_NAME.fullmatch(name):
+            problems.append(f"{where}: a fragment name is lowercase letters, digits and _ (at most 40)")
+        elif not isinstance(source, str) or not source:
+            problems.append(f"{where}: must be a non-empty regex string")
+        elif _FRAGMENT_REF.search(source):
+            problems.append(f"{where}: a fragment may not use another fragment; write it out")
+        elif _compile_pattern(where, source, problems) is not None:
+            fragments[name] = source
+    return fragments
+
+
+def _compile_pattern(where: str, source: Any, problems: list[str],
+                     fragments: Mapping[str, str] | None = None) -> re.Pattern[str] | None:
     if not isinstance(source, str) or not source:
         problems.append(f"{where}: a pattern must be a non-empty string")
         return None
+    missing = sorted({name for name in _FRAGMENT_REF.findall(source) if name not in (fragments or {})})
+    if missing:
+        problems.append(f"{where}: pattern {source!r} uses (?&{missing[0]}), which is not declared under "
+                        f"fragments:{_suggest(missing[0], fragments or {})}")
+        return None
+    source = _FRAGMENT_REF.sub(lambda m: f"(?:{(fragments or {})[m.group(1)]})", source)
     if _UNBOUNDED_WILDCARD.search(source) or _QUANTIFIED_GROUP.search(source):
         problems.append(f"{where}: pattern {source!r} has an unbounded wildcard or a quantified "
                         "group; use a bounded class such as [^ ]{{0,80}}")
@@ -335,7 +367,7 @@ def _fraction(where: str, value: Any, default: float | None, problems: list[str]
     return float(value)
 
 
-def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
+def _parse_learned(raw: Any, path: str, problems: list[str], fragments: Mapping[str, str]) -> Learned | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -354,7 +386,7 @@ def _parse_learned(raw: Any, path: str, problems: list[str]) -> Learned | None:
         if not isinstance(value, list):
             problems.append(f"learned.{key}: must be a list of patterns")
             value = []
-        lists[key] = [_compile_pattern(f"learned.{key}", p, problems) for p in value]
+        lists[key] = [_compile_pattern(f"learned.{key}", p, problems, fragments) for p in value]
     signal, require, exclude = lists["signal"], lists["require"], lists["exclude"]
     if not signal:
         problems.append("learned.signal: give at least one pattern; the model speaks only on GPU-stack input")
@@ -417,7 +449,8 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
         problems.append("causes.unknown needs a remedy")
 
     hsa_override = {str(k).lower(): str(v) for k, v in (raw.get("hsa_override") or {}).items()}
-    learned = _parse_learned(raw.get("learned"), path, problems)
+    fragments = _parse_fragments(raw.get("fragments"), problems)
+    learned = _parse_learned(raw.get("learned"), path, problems, fragments)
 
     rules: list[Rule] = []
     seen_ids: set[str] = set()
@@ -446,9 +479,9 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
             problems.append(f"{where}: needs a one-line remedy")
         if not explanation:
             problems.append(f"{where}: needs an explanation")
-        patterns = [_compile_pattern(where, p, problems) for p in entry.get("patterns") or []]
-        require = [_compile_pattern(where, p, problems) for p in entry.get("require") or []]
-        exclude = [_compile_pattern(where, p, problems) for p in entry.get("exclude") or []]
+        patterns = [_compile_pattern(where, p, problems, fragments) for p in entry.get("patterns") or []]
+        require = [_compile_pattern(where, p, problems, fragments) for p in entry.get("require") or []]
+        exclude = [_compile_pattern(where, p, problems, fragments) for p in entry.get("exclude") or []]
         when = [_parse_condition(where, c, problems) for c in entry.get("when") or []]
         if not patterns and not when:
             problems.append(f"{where}: needs patterns, conditions (when), or both")

@@ -79,3 +79,48 @@ def test_all_problems_are_reported_at_once(tmp_path):
 def test_missing_file_is_a_clean_error(tmp_path):
     with pytest.raises(RulesError, match="cannot read"):
         load_rules(tmp_path / "absent.yaml")
+
+
+def test_a_fragment_is_written_once_and_used_as_a_subpattern(tmp_path):
+    path = _write(tmp_path, """\
+        fragments:
+          failure: 'fail(?:s|ed)?|broke'
+        rules:
+          - {id: fan, cause: hardware_fault, patterns: ['\\bfan\\b[^\\n]{0,20}\\b(?&failure)\\b'], remedy: r,
+             explanation: e}
+    """)
+    ruleset = load_rules(path)
+    assert ruleset.rules[0].patterns[0].pattern == r"\bfan\b[^\n]{0,20}\b(?:fail(?:s|ed)?|broke)\b"
+    assert diagnose("the fan failed at boot", rules=ruleset).cause == "hardware_fault"
+    assert diagnose("the fan is fine", rules=ruleset).cause == "unknown"
+
+
+def test_fragment_mistakes_name_the_place_and_the_fix(tmp_path):
+    path = _write(tmp_path, """\
+        fragments:
+          failure: 'fail(?:s|ed)?'
+          nested: 'x(?&failure)'
+          Bad-Name: 'x'
+          wild: 'a.*b'
+        rules:
+          - {id: typo, cause: hardware_fault, patterns: ['fan (?&failur)'], remedy: r, explanation: e}
+          - {id: counted, cause: hardware_fault, patterns: ['fan (?&failure){2}'], remedy: r, explanation: e}
+    """)
+    with pytest.raises(RulesError) as err:
+        load_rules(path)
+    message = str(err.value)
+    assert "rule typo: pattern 'fan (?&failur)' uses (?&failur), which is not declared under fragments: " \
+           "(did you mean 'failure'?)" in message
+    assert "fragments.nested: a fragment may not use another fragment" in message
+    assert "fragments.Bad-Name: a fragment name is lowercase" in message
+    assert "fragments.wild: pattern 'a.*b' has an unbounded wildcard" in message
+    assert "rule counted:" in message and "quantified group" in message  # checked after expansion
+
+
+def test_the_packaged_fallbacks_share_one_failure_fragment():
+    ruleset = load_rules()
+    stack_named = [r for r in ruleset.rules if r.id.startswith("fallback-") and r.tier == "last_resort"]
+    assert len(stack_named) >= 5
+    for rule in stack_named:
+        sharing = [p for p in rule.patterns if "(?:errors?|fail(?:s|ed|ure)?|unable|cannot" in p.pattern]
+        assert len(sharing) == 2, rule.id  # a component then a failure word, and the other way round
