@@ -11,7 +11,8 @@ train the learned last word and to write rules from, every one ``split: train``.
 once when it arrived, before anything was tuned on it (``TRAIN_ONLY`` in the test, and the docs).
 
 ``python tests/diagnosis/diagnosis_wild.py [BATCH] [holdout|train]`` prints the accuracy
-on one side of a batch (default: every batch, held-out side) and lists the misses.
+on one side of a batch (default: every batch, held-out side), lists the misses, and ends with how
+often the tool was right at each confidence it stated (its calibration on those messages).
 """
 
 from __future__ import annotations
@@ -74,8 +75,12 @@ def measure(cases: list[WildCase]) -> tuple[int, list[str]]:
     return correct, misses
 
 
-def _measure_ranked(cases: list[WildCase]) -> tuple[int, int, list[str]]:
-    """(number correct, number with the label among the first three answers, one line per miss)."""
+def _measure_ranked(cases: list[WildCase],
+                    by_confidence: dict[float, list[int]] | None = None) -> tuple[int, int, list[str]]:
+    """(number correct, number with the label among the first three answers, one line per miss).
+
+    ``by_confidence``, when given, gathers ``[answers, right]`` per confidence the tool stated.
+    """
     from gpumatrix.diagnose import diagnose
 
     misses = []
@@ -83,6 +88,10 @@ def _measure_ranked(cases: list[WildCase]) -> tuple[int, int, list[str]]:
     for case in cases:
         result = diagnose(case.text)
         among_three += case.cause in [result.cause, *(a.cause for a in result.alternatives)][:3]
+        if by_confidence is not None:
+            tally = by_confidence.setdefault(round(result.confidence, 2), [0, 0])
+            tally[0] += 1
+            tally[1] += result.cause == case.cause
         if result.cause != case.cause:
             misses.append(f"{case.id}: want {case.cause}, got {result.cause} ({result.rule}) "
                           f"[{result.evidence[:100]}]")
@@ -92,13 +101,19 @@ def _measure_ranked(cases: list[WildCase]) -> tuple[int, int, list[str]]:
 def main(argv: list[str]) -> int:
     names = [argv[0]] if argv else batches()
     side = argv[1] if len(argv) > 1 else "holdout"
+    by_confidence: dict[float, list[int]] = {}
     for name in names:
         cases = load(name, side)
-        correct, among_three, misses = _measure_ranked(cases)
+        correct, among_three, misses = _measure_ranked(cases, by_confidence)
         for miss in misses:
             print(f"  miss {miss}")
         print(f"{name} {side}: {correct}/{len(cases)} = {correct / len(cases):.1%} "
               f"(among the first three answers: {among_three}/{len(cases)})")
+    # How far each stated confidence can be trusted on these messages (the tool's answer, not the label's).
+    print("| stated confidence | answers | right |")
+    print("|---:|---:|---:|")
+    for confidence, (answers, right) in sorted(by_confidence.items(), reverse=True):
+        print(f"| {confidence:.2f} | {answers} | {right}/{answers} = {right / answers:.0%} |")
     return 0
 
 

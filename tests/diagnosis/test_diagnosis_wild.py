@@ -220,3 +220,16 @@ def test_the_second_reading_covers_its_held_out_sides_and_the_docs_show_its_agre
     agree = sum(entry["cause"] == labels[entry["id"]] for entry in reading)
     docs = (Path(__file__).parents[2] / "docs" / "diagnosis.md").read_text(encoding="utf-8")
     assert f"{agree}/{len(labels)} = {agree / len(labels):.1%}".replace("%", " %") in docs
+
+
+def test_the_measuring_script_ends_with_its_calibration_table(capsys):
+    import diagnosis_wild
+
+    assert diagnosis_wild.main(["batch2", "holdout"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [line for line in out if re.fullmatch(r"\| \d\.\d\d \| \d+ \| \d+/\d+ = \d+% \|", line)]
+    assert rows, out
+    answers = sum(int(row.split("|")[2]) for row in rows)
+    right = sum(int(row.split("|")[3].split("/")[0]) for row in rows)
+    assert answers == FROZEN["batch2"]["cases"]  # every answer counted once, under the confidence it stated
+    assert f"batch2 holdout: {right}/{answers} = " in "\n".join(out)
