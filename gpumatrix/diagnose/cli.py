@@ -54,7 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "rocminfo, docker info) and print its cause, remedy, confidence and alternatives.",
         epilog="Rules decide first. Where none matches, or only a generic fallback, but the log names the GPU "
                "stack, a model trained on real messages gives a low-confidence guess (rule: learned-naive-bayes, "
-               "confidence 0.2) with the checks that tell it apart; see docs/diagnosis.md.",
+               "confidence 0.2) with the checks that tell it apart. The confidence is a tier, not a probability: "
+               "on held-out real messages, answers at 0.8-0.9 were right about 19 times in 20 and those at "
+               "0.2-0.35 about 3 in 4, so below 0.5 run the alternatives' checks too; see docs/diagnosis.md.",
     )
     parser.add_argument("log", nargs="?", default="-", help="log file to read, or - for stdin (default)")
     parser.add_argument("--json", action="store_true",
