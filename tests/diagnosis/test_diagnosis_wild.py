@@ -231,7 +231,8 @@ def test_no_rule_or_rule_case_cites_a_held_out_case():
 
 
 @pytest.mark.parametrize("name, batches_read", [("second-reading-batch7-9", ("batch7", "batch8", "batch9")),
-                                                 ("second-reading-batch11-14", ("batch11", "batch12", "batch13", "batch14"))])
+                                                 ("second-reading-batch11-14", ("batch11", "batch12", "batch13", "batch14")),
+                                                 ("second-reading-batch17-20", ("batch17", "batch18", "batch19", "batch20"))])
 def test_the_second_reading_covers_its_held_out_sides_and_the_docs_show_its_agreement(name, batches_read):
     import yaml
 
