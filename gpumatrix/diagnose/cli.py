@@ -46,8 +46,8 @@ def format_text(diagnosis: Diagnosis) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m gpumatrix.diagnose [--json] [--rules FILE] [--cell] [FILE|-]``; returns the exit code."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m gpumatrix.diagnose`` (its help is quoted by tests and the README)."""
     parser = argparse.ArgumentParser(
         prog="python -m gpumatrix.diagnose",
         description="Classify a pasted GPU/container error log (or reports such as collect_env, nvidia-smi, "
@@ -55,8 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         epilog="Rules decide first. Where none matches, or only a generic fallback, but the log names the GPU "
                "stack, a model trained on real messages gives a low-confidence guess (rule: learned-naive-bayes, "
                "confidence 0.2) with the checks that tell it apart. The confidence is a tier, not a probability: "
-               "on held-out real messages, answers at 0.8-0.9 were right about 19 times in 20 and those at "
-               "0.2-0.35 about 3 in 4, so below 0.5 run the alternatives' checks too; see docs/diagnosis.md.",
+               "on held-out real messages, answers at 0.8-0.9 were right about 19 times in 20, and those at "
+               "0.2 (the model) and 0.3 (a fallback) about 3 in 4, so below 0.5 run the alternatives' checks too; "
+               "see docs/diagnosis.md.",
     )
     parser.add_argument("log", nargs="?", default="-", help="log file to read, or - for stdin (default)")
     parser.add_argument("--json", action="store_true",
@@ -64,7 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rules", default=None, help="rules file to use instead of the packaged one")
     parser.add_argument("--cell", action="store_true",
                         help="the file is a saved cell result (results/cells/<cell>.json): use its facts")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m gpumatrix.diagnose [--json] [--rules FILE] [--cell] [FILE|-]``; returns the exit code."""
+    args = build_parser().parse_args(argv)
     try:
         data = _read_input(args.log)
         if not data.strip():

@@ -34,6 +34,7 @@ _TOP_KEYS = {"schema_version", "layers", "causes", "hsa_override", "fragments", 
 # spelling of a subpattern call, which Python's re does not know: the loader writes (?:fragment) in its place.
 _FRAGMENT_REF = re.compile(r"\(\?&([A-Za-z_][A-Za-z0-9_]*)\)")
 _FRAGMENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_REPEATED_FRAGMENT = re.compile(r"\(\?&[A-Za-z_][A-Za-z0-9_]*\)[*+{]")
 _LEARNED_KEYS = {"model", "signal", "require", "exclude", "min_posterior", "confidence", "overrule_fallbacks"}
 _CAUSE_KEYS = {"summary", "remedy", "check"}
 _ALTERNATIVE_KEYS = {"cause", "check", "why"}
@@ -271,50 +272,71 @@ def _unknown_key_problem(where: str, key: str, allowed: Iterable[str]) -> str:
     return f"{where}: unknown key {str(key)!r}{_suggest(key, allowed)}"
 
 
-def _parse_fragments(raw: Any, problems: list[str]) -> dict[str, str]:
-    """The ``fragments:`` mapping, each checked to be a named regex that compiles on its own."""
+def _parse_fragments(raw: Any, problems: list[str]) -> dict[str, str | None]:
+    """The ``fragments:`` mapping, each checked to be a named regex that compiles on its own and as a group.
+
+    A declared fragment that is not valid maps to None, so that its uses say so instead of "not declared".
+    """
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         problems.append("fragments: must be a mapping of NAME: regex, used in patterns as (?&NAME)")
         return {}
-    fragments: dict[str, str] = {}
+    fragments: dict[str, str | None] = {}
     for name, source in raw.items():
         where = f"fragments.{name}"
         if not isinstance(name, str) or not _FRAGMENT_NAME.fullmatch(name):
             problems.append(f"{where}: a fragment name is lowercase letters, digits and _ (at most 40)")
-        elif not isinstance(source, str) or not source:
+            continue
+        fragments[name] = None
+        if not isinstance(source, str) or not source:
             problems.append(f"{where}: must be a non-empty regex string")
         elif _FRAGMENT_REF.search(source):
             problems.append(f"{where}: a fragment may not use another fragment; write it out")
-        elif _compile_pattern(where, source, problems) is not None:
-            fragments[name] = source
+        elif _compile_pattern(where, f"(?:{source})", problems, shown=source) is not None:
+            fragments[name] = source  # compiled as the group it becomes: (?i) inside would fail there
     return fragments
 
 
 def _compile_pattern(where: str, source: Any, problems: list[str],
-                     fragments: Mapping[str, str] | None = None) -> re.Pattern[str] | None:
+                     fragments: Mapping[str, str | None] | None = None, *,
+                     shown: str | None = None) -> re.Pattern[str] | None:
+    """Check and compile one pattern, writing its (?&name) fragments out first.
+
+    Problems quote the pattern as written in the file (``shown``, else ``source``), not its expansion.
+    """
     if not isinstance(source, str) or not source:
         problems.append(f"{where}: a pattern must be a non-empty string")
         return None
-    missing = sorted({name for name in _FRAGMENT_REF.findall(source) if name not in (fragments or {})})
-    if missing:
-        problems.append(f"{where}: pattern {source!r} uses (?&{missing[0]}), which is not declared under "
-                        f"fragments:{_suggest(missing[0], fragments or {})}")
+    shown = source if shown is None else shown
+    known = fragments or {}
+    for name in sorted(set(_FRAGMENT_REF.findall(source))):
+        if name not in known:
+            problems.append(f"{where}: pattern {shown!r} uses (?&{name}), which is not declared under "
+                            f"fragments:{_suggest(name, known)}")
+            return None
+        if known[name] is None:
+            problems.append(f"{where}: pattern {shown!r} uses (?&{name}), whose declaration is invalid "
+                            f"(see fragments.{name})")
+            return None
+    if _REPEATED_FRAGMENT.search(source):
+        problems.append(f"{where}: pattern {shown!r} repeats a fragment ((?&name) followed by *, + or {{}}); "
+                        "write the repeat inside the fragment, bounded")
         return None
-    source = _FRAGMENT_REF.sub(lambda m: f"(?:{(fragments or {})[m.group(1)]})", source)
-    if _UNBOUNDED_WILDCARD.search(source) or _QUANTIFIED_GROUP.search(source):
-        problems.append(f"{where}: pattern {source!r} has an unbounded wildcard or a quantified "
-                        "group; use a bounded class such as [^ ]{{0,80}}")
+    expanded = _FRAGMENT_REF.sub(lambda m: f"(?:{known[m.group(1)]})", source)
+    if _UNBOUNDED_WILDCARD.search(expanded) or _QUANTIFIED_GROUP.search(expanded):
+        problems.append(f"{where}: pattern {shown!r} has an unbounded wildcard or a quantified "
+                        "group; use a bounded class such as [^ ]{0,80}")
         return None
-    for low, high in _BOUNDED_REPEAT.findall(source):
+    for low, high in _BOUNDED_REPEAT.findall(expanded):
         if (high or low) and int(high or low) > MAX_REPEAT:
-            problems.append(f"{where}: pattern {source!r} repeats more than {MAX_REPEAT} times")
+            problems.append(f"{where}: pattern {shown!r} repeats more than {MAX_REPEAT} times")
             return None
     try:
-        return re.compile(source, re.IGNORECASE)
+        return re.compile(expanded, re.IGNORECASE)
     except re.error as err:
-        problems.append(f"{where}: pattern {source!r} does not compile: {err}")
+        with_fragments = " (with its fragments written out)" if expanded != source else ""
+        problems.append(f"{where}: pattern {shown!r} does not compile{with_fragments}: {err}")
         return None
 
 
@@ -367,7 +389,8 @@ def _fraction(where: str, value: Any, default: float | None, problems: list[str]
     return float(value)
 
 
-def _parse_learned(raw: Any, path: str, problems: list[str], fragments: Mapping[str, str]) -> Learned | None:
+def _parse_learned(raw: Any, path: str, problems: list[str],
+                   fragments: Mapping[str, str | None]) -> Learned | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):

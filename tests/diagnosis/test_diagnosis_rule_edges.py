@@ -162,3 +162,76 @@ def test_a_failing_fan_is_the_card():
             "command output error as title.\n")
     assert diagnose(text).cause == "hardware_fault"
     assert diagnose(text.splitlines()[0]).cause == "runtime_init_failure"
+
+
+# ---- the rules from wild batches 17-20's train sides, each kept to its own lines (review of e36be11..0b1b2b2).
+# Each message below is a real line the review found in public logs; the second half of each test is the line
+# the rule was written for.
+
+def test_a_403_is_the_package_index_only_when_it_is_the_package_index():
+    # https://github.com/pytorch/pytorch/issues/96608 (the train message the rule was written for)
+    pip_prose = ("it always said something about the 403 forbidden error and no matching distribution found for "
+                 "torch==1.13.1+cu117.")
+    assert diagnose(pip_prose).cause == "index_unreachable"
+    assert diagnose("ERROR: HTTP error 403 while getting https://download.pytorch.org/whl/cu117/torch-1.13.1"
+                    "%2Bcu117-cp310-cp310-linux_x86_64.whl").cause == "index_unreachable"
+    # A gated Hugging Face model in a log that also installs with pip: no rule says the index (the learned
+    # tier may still guess, at its low confidence).
+    gated = ("RUN pip install -r requirements.txt\n"
+             "requests.exceptions.HTTPError: 403 Client Error: Forbidden for url: "
+             "https://huggingface.co/meta-llama/Llama-2-7b-hf/resolve/main/config.json\n")
+    assert diagnose(gated).rule != "pip-index-forbidden" and diagnose(gated).confidence < 0.5
+    # A registry refusing a manifest during a build with pip steps: the image, not the index.
+    registry = ("Step 4/9 : RUN pip install --no-cache-dir torch\n"
+                "ERROR: failed to solve: ghcr.io/org/base:1.2: failed to resolve source metadata: unexpected status "
+                "from HEAD request to https://ghcr.io/v2/org/base/manifests/1.2: 403 Forbidden\n")
+    assert diagnose(registry).cause != "index_unreachable"
+
+
+def test_yum_missing_package_is_its_exact_line_not_prose():
+    assert diagnose("No package nvidia-driver-latest-dkms available.\nError: Nothing to do").cause == \
+        "package_unavailable"
+    prose = ("There is no package manager available in this image, so I copied the binary.\n"
+             "RuntimeError: CUDA error: out of memory\n")
+    assert diagnose(prose).cause == "out_of_memory"
+
+
+def test_nccl_and_rccl_plugin_probes_are_no_missing_library():
+    # Printed on healthy starts: optional net, tuner and profiler plugins that are not installed.
+    probes = [
+        "NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared "
+        "object file: No such file or directory",
+        "NCCL INFO ncclOsDlopen(libnccl-tuner.so) failed: libnccl-tuner.so: cannot open shared object file: "
+        "No such file or directory",
+        "NCCL INFO ncclOsDlopen(libnccl-profiler.so) failed: libnccl-profiler.so: cannot open shared object file: "
+        "No such file or directory",
+        "RCCL INFO NET/Plugin : Plugin load (librccl-net.so) returned 2 : librccl-net.so: cannot open shared "
+        "object file: No such file or directory",
+    ]
+    for probe in probes:
+        assert diagnose(probe + "\ntorch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB").cause \
+            == "out_of_memory", probe
+    # The library itself missing is still a missing library.
+    assert diagnose("OSError: libnccl.so.2: cannot open shared object file: No such file or directory").cause \
+        == "library_mismatch"
+    assert diagnose("ImportError: librccl.so.1: cannot open shared object file: No such file or directory").cause \
+        == "library_mismatch"
+
+
+def test_a_full_disk_with_a_pasted_df_is_the_disk_not_shm():
+    df = ("OSError: [Errno 28] No space left on device\n"
+          "$ df -h\n"
+          "Filesystem      Size  Used Avail Use% Mounted on\n"
+          "overlay          59G   59G     0 100% /\n"
+          "shm              64M     0   64M   0% /dev/shm\n")
+    assert diagnose(df).cause != "shm_too_small"
+    # https://github.com/nebari-dev/nebari/issues/1642: the user says the full device is /dev/shm
+    prose = ("We have run into a `No space left on device` error that appears to be due to the limited amount of "
+             "space on the `/dev/shm` (shared memory) drive.")
+    assert diagnose(prose).cause == "shm_too_small"
+
+
+def test_nccls_fallocate_message_without_its_prefix_is_shm():
+    # NVIDIA/nccl#606 quotes it in prose; without the word NCCL anywhere it is still NCCL's shm segment.
+    assert diagnose("The issue `Call to posix_fallocate failed : No space left on device` also persisted").cause \
+        == "shm_too_small"

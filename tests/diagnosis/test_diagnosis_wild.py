@@ -70,7 +70,7 @@ TRAIN_ONLY = {
     "extra2": {"cases": 66, "at_arrival": 41, "commit": "6380d15", "now": 59},
     "extra3": {"cases": 76, "at_arrival": 66, "commit": "6380d15", "now": 75},
     "extra4": {"cases": 69, "at_arrival": 47, "commit": "0e81d16", "now": 65},
-    "extra5": {"cases": 68, "at_arrival": 47, "commit": "0e81d16", "now": 61},
+    "extra5": {"cases": 68, "at_arrival": 47, "commit": "0e81d16", "now": 62},
     "extra6": {"cases": 64, "at_arrival": 38, "commit": "0e81d16", "now": 59},
     "extra7": {"cases": 73, "at_arrival": 54, "commit": "0e81d16", "now": 73},
     "extra8": {"cases": 36, "at_arrival": 24, "commit": "9a1fb40", "now": 35},
@@ -248,27 +248,38 @@ def test_the_second_reading_covers_its_held_out_sides_and_the_docs_show_its_agre
 def test_the_measuring_script_ends_with_its_calibration_table(capsys):
     import diagnosis_wild
 
-    assert diagnosis_wild.main(["batch2", "holdout"]) == 0
+    expected: dict[float, list[int]] = {}
+    for case in ALL["batch3"]["holdout"]:  # a batch with misses, so that "right" is not simply "answers"
+        result = diagnose(case.text)
+        tally = expected.setdefault(round(result.confidence, 2), [0, 0])
+        tally[0] += 1
+        tally[1] += result.cause == case.cause
+    assert diagnosis_wild.main(["batch3", "holdout"]) == 0
     out = capsys.readouterr().out.splitlines()
     rows = [line for line in out if re.fullmatch(r"\| \d\.\d\d \| \d+ \| \d+/\d+ = \d+% \|", line)]
-    assert rows, out
-    answers = sum(int(row.split("|")[2]) for row in rows)
-    right = sum(int(row.split("|")[3].split("/")[0]) for row in rows)
-    assert answers == FROZEN["batch2"]["cases"]  # every answer counted once, under the confidence it stated
-    assert f"batch2 holdout: {right}/{answers} = " in "\n".join(out)
+    assert rows == [f"| {c:.2f} | {n} | {r}/{n} = {r / n:.0%} |" for c, (n, r) in sorted(expected.items(), reverse=True)]
+    assert sum(r for _, r in expected.values()) < len(ALL["batch3"]["holdout"])
 
 
 def test_the_stated_confidence_means_what_the_help_says():
-    # `python -m gpumatrix.diagnose --help` and the README: "answers at 0.8-0.9 were right about 19 times in 20
-    # and those at 0.2-0.35 about 3 in 4" on the held-out sides (docs/diagnosis.md, "How far to trust a confidence").
+    # `python -m gpumatrix.diagnose --help` and the README say how often each tier was right on the held-out
+    # sides (docs/diagnosis.md, "How far to trust a confidence"); this measures it and checks they still say it.
+    from gpumatrix.diagnose.cli import build_parser
+
+    claims = ("answers at 0.8-0.9 were right about 19 times in 20",
+              "and those at 0.2 (the model) and 0.3 (a fallback) about 3 in 4")
+    epilog = " ".join(build_parser().epilog.split())
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
+    for claim in claims:
+        assert claim in epilog and claim in readme, claim
     tiers = {"rules": [0, 0], "guesses": [0, 0]}
     for batch in FROZEN:
         for case in ALL[batch]["holdout"]:
             result = diagnose(case.text)
-            tier = "rules" if result.confidence >= 0.8 else "guesses" if 0.2 <= result.confidence <= 0.35 else None
+            tier = "rules" if result.confidence >= 0.8 else "guesses" if result.confidence in (0.2, 0.3) else None
             if tier:
                 tiers[tier][0] += 1
                 tiers[tier][1] += result.cause == case.cause
     (rules, rules_right), (guesses, guesses_right) = tiers["rules"], tiers["guesses"]
-    assert rules_right / rules >= 0.93, tiers
-    assert 0.6 <= guesses_right / guesses <= 0.85, tiers  # better than the number says, and far from a rule's
+    assert rules_right / rules >= 0.93, tiers  # about 19 in 20
+    assert 0.68 <= guesses_right / guesses <= 0.82, tiers  # about 3 in 4
