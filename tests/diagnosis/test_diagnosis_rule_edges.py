@@ -235,3 +235,13 @@ def test_nccls_fallocate_message_without_its_prefix_is_shm():
     # NVIDIA/nccl#606 quotes it in prose; without the word NCCL anywhere it is still NCCL's shm segment.
     assert diagnose("The issue `Call to posix_fallocate failed : No space left on device` also persisted").cause \
         == "shm_too_small"
+
+
+def test_rocrs_optional_profiling_library_is_no_missing_library():
+    # JuliaGPU/AMDGPU.jl#314 (train side of batch 21): printed whenever the profiler library is absent
+    probe = ("LoadLib(libhsa-amd-aqlprofile64.so) failed: libhsa-amd-aqlprofile64.so: cannot open shared object "
+             "file: No such file or directory\n")
+    assert diagnose(probe + "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!").cause \
+        == "arch_unsupported"
+    assert diagnose("libamdhip64.so.6: cannot open shared object file: No such file or directory").cause == \
+        "library_mismatch"

@@ -35,8 +35,8 @@ FROZEN = {
     "batch6": {"cases": 32, "before": 23, "after": 23, "now": 25},  # collected broadly, with pasted reports and permission/vendor/shm cases
     # batch 7: broad; the learned last word (+2; two unknowns now a wrong cause); the model retrained with
     # batch 9's train side turned one of its wrong guesses (citybrain-starter-kit-14) right (+1).
-    # batch 7: milabench-256 right with batches 17-20's train sides (+1)
-    "batch7": {"cases": 38, "before": 30, "after": 30, "now": 35},
+    # batch 7: milabench-256 right with batches 17-20's train sides (+1), wrong again with 21-23's (-1)
+    "batch7": {"cases": 38, "before": 30, "after": 30, "now": 34},
     "batch8": {"cases": 36, "before": 33, "after": 33},  # broad; the first batch frozen with the learned last word (rules alone: 32)
     "batch9": {"cases": 39, "before": 28, "after": 28, "now": 32},  # broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26
     "batch10": {"cases": 36, "before": 33, "after": 35, "now": 34},
@@ -47,17 +47,24 @@ FROZEN = {
     "batch12": {"cases": 41, "before": 35, "after": 37, "now": 40},
     # batches 13-14: broad, frozen after the second round of train-only sets (rules alone: 21, 28)
     "batch13": {"cases": 33, "before": 27, "after": 27},  # keras-1990 right, xpk-965 wrong since extra8-11
-    "batch14": {"cases": 35, "before": 31, "after": 31},  # ltp-398 right with complement scoring, wrong again since extra8-11
+    # batch 14: ltp-398 right with complement scoring, wrong again since extra8-11; right with batches 21-23 (+1)
+    "batch14": {"cases": 35, "before": 31, "after": 31, "now": 32},
     # batches 15-16: broad but short (the search budget ran out), frozen after the complement scoring and the
     # third round of train-only sets (rules alone: 20, 11)
     "batch15": {"cases": 24, "before": 22, "after": 23},
     "batch16": {"cases": 16, "before": 13, "after": 13},  # broad, ROCm/Windows/frameworks; rules alone: 11
     # batches 17-20: broad, collected together and frozen with fragments and the calibration table in place
     # (rules alone: 20, 26, 30, 27); every "after" gain is the model retrained with their train sides
-    "batch17": {"cases": 34, "before": 27, "after": 29},  # for-win-23, hello-world-86
+    # batch 17: for-win-23, hello-world-86 right after; production-stack-44 wrong with batches 21-23's model (-1)
+    "batch17": {"cases": 34, "before": 27, "after": 29, "now": 28},
     "batch18": {"cases": 30, "before": 28, "after": 29},  # k8s-device-plugin-222
     "batch19": {"cases": 40, "before": 33, "after": 33},
     "batch20": {"cases": 43, "before": 36, "after": 37},  # g2pw-cantonese-1
+    # batches 21-23: broad, frozen after the review's mends (rules alone: 32, 17, 24); their "after" moves are the
+    # model retrained with their train sides: bitsandbytes-492 wrong (-1, below freezing), omost-26 right (+1)
+    "batch21": {"cases": 44, "before": 39, "after": 39},
+    "batch22": {"cases": 31, "before": 24, "after": 23},
+    "batch23": {"cases": 32, "before": 30, "after": 31},
 }
 
 # Train-only sets (no held-out side): the figure when each arrived, measured with the rules and model of
@@ -83,6 +90,14 @@ TRAIN_ONLY = {
 # relabelled or matched by a rule written for one thread (docs/diagnosis.md, batch 7). Strict:
 # when a later rule gets one right, the test says so and the entry must go.
 KNOWN_TRAIN_MISSES = {
+    # wild batches 21-23
+    "transformers_tasks-60": "a question in Chinese about how much GPU memory (显存) a LoRA finetune needs; no "
+                             "English stack word lets the model speak",
+    "ufold-20": "cuDNN's EXECUTION_FAILED where the fix was a build for the card's arch; the message is cuDNN's",
+    "mmaction2-493": "cuDNN's NOT_SUPPORTED where the fix was less memory (the user's follow-up says so); the message "
+                     "is cuDNN's, as in deep-image-analogy-3",
+    "rocm-2216": "a HIP error on gfx902, an APU the ROCm release does not support, told in prose around the kernel "
+                 "driver's words",
     # wild batches 17-20
     "tegnas-19": "an illegal memory access the thread traced to the search code (unknown); the message is the "
                  "CUDA runtime's, which the stack-named fallback reads as the runtime",
