@@ -34,7 +34,7 @@ _TOP_KEYS = {"schema_version", "layers", "causes", "hsa_override", "fragments", 
 # spelling of a subpattern call, which Python's re does not know: the loader writes (?:fragment) in its place.
 _FRAGMENT_REF = re.compile(r"\(\?&([A-Za-z_][A-Za-z0-9_]*)\)")
 _FRAGMENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
-_REPEATED_FRAGMENT = re.compile(r"\(\?&[A-Za-z_][A-Za-z0-9_]*\)[*+{]")
+_REPEATED_FRAGMENT = re.compile(_FRAGMENT_REF.pattern + r"[*+{]")  # a use followed by a quantifier
 _LEARNED_KEYS = {"model", "signal", "require", "exclude", "min_posterior", "confidence", "overrule_fallbacks"}
 _CAUSE_KEYS = {"summary", "remedy", "check"}
 _ALTERNATIVE_KEYS = {"cause", "check", "why"}
