@@ -122,4 +122,25 @@ RULE_CASES = (
              "Then, I set it to 11.0.0, I receive another error:\n"
              ":0:rocdevice.cpp            :3018: 128688649210d us:  Callback: Queue 0x7f7f4d000000 aborting with error : "
              "HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is invalid. code: 0x100f"),
+    # vendor status codes whose meaning the vendor documents (cudaError_t, cublasStatus_t, cudnnStatus_t, NVRM)
+    RuleCase("blas-dnn-arch-mismatch", "https://github.com/NVIDIA/DeepLearningExamples/issues/147",
+             "Device Tesla K40m\nbefore allocate free 8.50 GB total 11.17 GB\n"
+             "terminate called after throwing an instance of 'std::runtime_error'\n"
+             "  what():  [FT][ERROR] CUDA runtime error: CUBLAS_STATUS_ARCH_MISMATCH "
+             "/workspace/tf_case/FasterTransformer/fastertransformer/cuda/open_attention.h:171 \n\nAborted (core dumped)"),
+    RuleCase("cuda-api-needs-newer-driver", "https://github.com/lllyasviel/Fooocus/issues/95",
+             "    return t.to(device, dtype if t.is_floating_point() or t.is_complex() else None, non_blocking)\n"
+             "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver\n"
+             "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."),
+    RuleCase("cuda-stub-library-loaded", "https://github.com/horovod/horovod/issues/3831",
+             "NCCL WARN Cuda failure 'CUDA driver is a stub library', then segfault"),
+    RuleCase("torchvision-cuda-differs", "https://github.com/deforum/deforum-stable-diffusion/issues/348",
+             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. "
+             "PyTorch has CUDA Version=12.1 and torchvision has CUDA Version=11.8. Please reinstall the torchvision "
+             "that matches your PyTorch install."),
+    RuleCase("nvrm-probe-routine-failed", "https://github.com/h8d13/archinstoo/issues/244",
+             "         NVRM: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)\n"
+             "[    6.554916] NVRM: The NVIDIA probe routine failed for 1 device(s).\n"
+             "[    6.554922] NVRM: None of the NVIDIA devices were initialized.\n"
+             "[    6.821212] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:"),
 )

@@ -245,3 +245,37 @@ def test_rocrs_optional_profiling_library_is_no_missing_library():
         == "arch_unsupported"
     assert diagnose("libamdhip64.so.6: cannot open shared object file: No such file or directory").cause == \
         "library_mismatch"
+
+
+def test_an_arch_mismatch_status_is_the_arch_even_inside_a_cudnn_check():
+    # rbgirshick/fast-rcnn#44: cuDNN's own check line names the library; the status is the GPU (compute 2.0)
+    caffe = ("F0817 22:53:22.694056 24820 cudnn_conv_layer.cpp:32] Check failed: status == CUDNN_STATUS_SUCCESS "
+             "(6 vs. 0)  CUDNN_STATUS_ARCH_MISMATCH\n*** Check failure stack trace: ***\nAborted (core dumped)")
+    assert diagnose(caffe).cause == "arch_unsupported"
+    # the other side: another cuDNN status in the same check line stays cuDNN's
+    assert diagnose(caffe.replace("(6 vs. 0)  CUDNN_STATUS_ARCH_MISMATCH", "(1 vs. 0)  CUDNN_STATUS_NOT_INITIALIZED")) \
+        .cause == "dnn_library_failure"
+
+
+def test_the_cuda_stub_library_is_the_library_path_not_the_collective_that_hit_it():
+    # xmake-io/xmake#4686: LD_LIBRARY_PATH listed /usr/local/cuda/lib64/stubs; horovod/horovod#3831 hit it in NCCL
+    stub = diagnose("[ RUN      ] PolylineWidthKernelTest.MakeHashTableTest\n"
+                    "CUDA API Error at line 28: CUDA driver is a stub library")
+    assert (stub.cause, stub.rule) == ("library_mismatch", "cuda-stub-library-loaded")
+    assert "no_device_visible" in [a.cause for a in stub.alternatives]
+    assert diagnose("NCCL WARN Cuda failure 'CUDA driver is a stub library'").cause == "library_mismatch"
+
+
+def test_a_driver_without_the_api_the_program_calls_is_too_old():
+    # VITA-Group/FasterSeg#82: an A100 on a 450 driver, in the user's prose
+    assert diagnose('then comes"RuntimeError:CUDA error:API call is not supported in the installed CUDA driver"\n'
+                    "Is update the driver the only way I can solve the problem").cause == "driver_too_old"
+
+
+def test_nccl_failing_to_grow_its_shm_segment_is_shm_by_itself():
+    # kserve/kserve#3791 (a pod's 64 MB /dev/shm): the first of NCCL's two lines, quoted alone
+    line = ("hugging-model-1-predictor-00001-deployment-5c86c57756-p7ghj:1:1 [0] misc/shmutils.cc:72 NCCL WARN "
+            "Error: failed to extend /dev/shm/nccl-H1dBqY to 9637892 bytes")
+    assert diagnose(line).cause == "shm_too_small"
+    assert diagnose("misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43211> failed : "
+                    "Connection refused").cause == "collective_failure"
