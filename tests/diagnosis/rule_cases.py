@@ -143,4 +143,11 @@ RULE_CASES = (
              "[    6.554916] NVRM: The NVIDIA probe routine failed for 1 device(s).\n"
              "[    6.554922] NVRM: None of the NVIDIA devices were initialized.\n"
              "[    6.821212] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:"),
+    RuleCase("conda-packages-not-found", "https://github.com/pytorch/builder/pull/1385",
+             "+ /opt/conda/bin/conda install -yq -c nvidia -c pytorch-nightly pytorch-cuda=12.1\n"
+             "Solving environment: ...working... failed with initial frozen solve. Retrying with flexible solve.\n\n"
+             "PackagesNotFoundError: The following packages are not available from current channels:\n\n"
+             "  - pytorch-cuda=12.1"),
+    RuleCase("windows-dll-load-failed", "https://github.com/facebookresearch/pytorch3d/issues/1872",
+             "ImportError: DLL load failed while importing _C: The specified procedure could not be found."),
 )

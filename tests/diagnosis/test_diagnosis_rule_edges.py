@@ -279,3 +279,40 @@ def test_nccl_failing_to_grow_its_shm_segment_is_shm_by_itself():
     assert diagnose(line).cause == "shm_too_small"
     assert diagnose("misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43211> failed : "
                     "Connection refused").cause == "collective_failure"
+
+
+def test_nccl_quoting_cudas_out_of_memory_is_the_memory_not_the_collective():
+    # NVIDIA/nccl#1235: NCCL's own allocation failed; the socket warnings before it are its consequence
+    log = ("ng30903:3063025:3066048 [0] proxy.cc:1143 NCCL WARN Socket recv failed while polling for opId=0x55a51966cc80\n"
+           "ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\n"
+           "ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes")
+    assert diagnose(log).cause == "out_of_memory"
+    # the other side: another CUDA failure NCCL quotes stays the collective's
+    assert diagnose(log.replace("'out of memory'", "'invalid resource handle'")
+                    .replace("Failed to CUDA calloc 6291456 bytes", "")).cause == "collective_failure"
+
+
+def test_torchs_shared_memory_file_running_out_of_space_is_shm_not_the_disk():
+    # logicalclocks/hopsworks#1557 (train side of batch 6): the file sits in /dev/shm, the disk is fine
+    line = "RuntimeError: unable to write to file </torch_739_144252761_4>: No space left on device (28)"
+    assert diagnose(line).cause == "shm_too_small"
+    assert diagnose("OSError: [Errno 28] No space left on device: '/tmp/torch_extensions/x.so'").cause == "disk_full"
+
+
+def test_build_time_wordings_from_pip_conda_and_the_engine():
+    # grenlayk/deep-text-edit#38: a cp37 wheel for another Python
+    assert diagnose("ERROR: torch-1.11.0+cu113-cp37-cp37m-linux_x86_64.whl is not a supported wheel on this "
+                    "platform.").cause == "package_unavailable"
+    # infiniflow/ragflow#1543: the registry's blob store timed out (maintainer: the network)
+    assert diagnose("error pulling image configuration: download failed after attempts=6: dial tcp "
+                    "107.181.166.244:443: i/o timeout").cause == "index_unreachable"
+    # micromamba's solver wording for the same as conda's PackagesNotFoundError
+    assert diagnose("error    libmamba Could not solve for environment specs\n"
+                    "    └─ pytorch-cuda 12.9** is not installable because nothing provides cuda-version >=12.9 "
+                    "needed by pytorch-cuda-12.9").cause == "package_unavailable"
+
+
+def test_cudnns_frontend_finding_no_engine_is_cudnn():
+    # HKUDS/VideoRAG#10 (maintainer: a CUDA/cuDNN version mismatch)
+    assert diagnose("RuntimeError: GET was unable to find an engine to execute this computation").cause \
+        == "dnn_library_failure"
