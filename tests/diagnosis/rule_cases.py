@@ -150,4 +150,19 @@ RULE_CASES = (
              "  - pytorch-cuda=12.1"),
     RuleCase("windows-dll-load-failed", "https://github.com/facebookresearch/pytorch3d/issues/1872",
              "ImportError: DLL load failed while importing _C: The specified procedure could not be found."),
+    # the frameworks on top, in their own words (vLLM, flash-attn, xFormers, JAX)
+    RuleCase("gpu-too-old-for-feature", "https://github.com/vllm-project/vllm/issues/946",
+             "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+             "Your Tesla V100-SXM2-32GB GPU has compute capability 7.0."),
+    RuleCase("vllm-kv-cache-no-memory", "https://github.com/QwenLM/Qwen3/issues/12",
+             "raise ValueError(\"No available memory for the cache blocks. \" ValueError: No available memory for "
+             "the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."),
+    RuleCase("xformers-built-for-other-torch", "https://github.com/invoke-ai/InvokeAI/issues/6590",
+             "Launching Web UI with arguments: xformers\n"
+             "WARNING:xformers:WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+             "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.0.1+cu118)\n"
+             "    Python  3.10.11 (you have 3.10.11)"),
+    RuleCase("jax-no-visible-gpu", "https://github.com/jax-ml/jax/issues/21998",
+             "    return _xla.get_c_api_client(plugin_name, options, distributed_client)\n"
+             "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices."),
 )

@@ -316,3 +316,29 @@ def test_cudnns_frontend_finding_no_engine_is_cudnn():
     # HKUDS/VideoRAG#10 (maintainer: a CUDA/cuDNN version mismatch)
     assert diagnose("RuntimeError: GET was unable to find an engine to execute this computation").cause \
         == "dnn_library_failure"
+
+
+def test_a_card_too_old_for_a_kernel_or_number_format_is_the_arch():
+    # Dao-AILab/flash-attention#762 (a Turing card; the maintainer: not supported)
+    assert diagnose("RuntimeError: FlashAttention only supports Ampere GPUs or newer.").cause == "arch_unsupported"
+    # QwenLM/Qwen3#295: vLLM's KV cache did not fit beside the weights (the maintainer: the GPU memory)
+    assert diagnose("ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can "
+                    "be stored in KV cache (7344). Try increasing `gpu_memory_utilization` or decreasing "
+                    "`max_model_len` when initializing the engine.").cause == "out_of_memory"
+
+
+def test_xformers_built_for_a_cuda_torch_beside_a_cpu_torch_is_the_cpu_build():
+    # open-mmlab/PIA#30: the torch installed was +cpu (the maintainer's answer); a +cu118 beside +cu121 is the mismatch
+    cpu = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+           "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)\n    Python  3.10.8 (you have 3.10.8)")
+    assert diagnose(cpu).cause == "cpu_only_build"
+    assert diagnose(cpu.replace("2.1.2+cpu", "2.0.1+cu118")).cause == "library_mismatch"
+
+
+def test_jax_finding_no_gpu_defers_to_the_cuinit_error_before_it():
+    # jax-ml/jax#21998: cuInit's unknown error is the reason JAX then sees no device
+    log = ("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:266] failed call to cuInit: CUDA_ERROR_UNKNOWN: "
+           "unknown error\n"
+           "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.")
+    assert diagnose(log).cause == "runtime_init_failure"
+    assert diagnose(log.splitlines()[1]).cause == "no_device_visible"
