@@ -165,4 +165,9 @@ RULE_CASES = (
     RuleCase("jax-no-visible-gpu", "https://github.com/jax-ml/jax/issues/21998",
              "    return _xla.get_c_api_client(plugin_name, options, distributed_client)\n"
              "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices."),
+    # the card told of in prose (weak; checked by itself, since the model may also speak)
+    RuleCase("card-power-or-heat-prose", "https://github.com/tensorflow/tensorflow/issues/740",
+             "But after the last step my PC does a cold reboot. It just turns off hard without shutdown and reboots "
+             "after a few seconds.\n\nIt appears to be caused by an undersized PSU. Gaming on the GPU however works "
+             "fine so far...", alone=True),
 )

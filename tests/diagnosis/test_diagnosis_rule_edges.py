@@ -6,7 +6,9 @@ where a test changes one line of a real message to cross to the other side, it s
 
 from __future__ import annotations
 
-from gpumatrix.diagnose import diagnose
+import dataclasses
+
+from gpumatrix.diagnose import diagnose, load_rules
 
 # https://github.com/containers/crun/issues/665
 ROOTLESS_HOOK = (
@@ -342,3 +344,18 @@ def test_jax_finding_no_gpu_defers_to_the_cuinit_error_before_it():
            "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.")
     assert diagnose(log).cause == "runtime_init_failure"
     assert diagnose(log.splitlines()[1]).cause == "no_device_visible"
+
+
+def test_the_card_told_of_in_prose_is_the_card_unless_a_specific_error_says_otherwise():
+    # NVIDIA/gpu-operator#643 (train side of extra4): GPUs vanish from nvidia-smi until a reboot
+    vanish = ("However, in this morning, 2 GPUs disappeared in `nvidia-smi`.\nThen I reboot the device, and they "
+              "reappeared.")
+    assert diagnose(vanish).cause == "hardware_fault"
+    # a PSU named in a spec list is no reading of the card (huggingface/pytorch-image-models#965 lists one)
+    rules = load_rules()
+    alone = dataclasses.replace(rules, rules=tuple(r for r in rules.rules if r.id == "card-power-or-heat-prose"),
+                                learned=None)
+    assert diagnose("- Nvidia Driver: 470.82\n- EVGA  PSU 850W GOLD", rules=alone).cause == "unknown"
+    assert diagnose("It appears to be caused by an undersized PSU.", rules=alone).cause == "hardware_fault"
+    # NVIDIA's hardware Xids named in prose (vllm-project/vllm-backport#62, train side of batch 23)
+    assert diagnose("- `Xid 48 / 171`: uncorrectable double-bit ECC (DBE) in HBM framebuffer").cause == "hardware_fault"
