@@ -10,6 +10,12 @@ import dataclasses
 
 from gpumatrix.diagnose import diagnose, load_rules
 
+
+def _alone(rule_id):
+    """The packaged rules with only ``rule_id`` left and no model: what that rule alone reads."""
+    rules = load_rules()
+    return dataclasses.replace(rules, rules=tuple(r for r in rules.rules if r.id == rule_id), learned=None)
+
 # https://github.com/containers/crun/issues/665
 ROOTLESS_HOOK = (
     "I am unable to run nvidia-container-toolkit with crun in rootless mode, the same configuration works as a "
@@ -352,10 +358,32 @@ def test_the_card_told_of_in_prose_is_the_card_unless_a_specific_error_says_othe
               "reappeared.")
     assert diagnose(vanish).cause == "hardware_fault"
     # a PSU named in a spec list is no reading of the card (huggingface/pytorch-image-models#965 lists one)
-    rules = load_rules()
-    alone = dataclasses.replace(rules, rules=tuple(r for r in rules.rules if r.id == "card-power-or-heat-prose"),
-                                learned=None)
+    alone = _alone("card-power-or-heat-prose")
     assert diagnose("- Nvidia Driver: 470.82\n- EVGA  PSU 850W GOLD", rules=alone).cause == "unknown"
     assert diagnose("It appears to be caused by an undersized PSU.", rules=alone).cause == "hardware_fault"
     # NVIDIA's hardware Xids named in prose (vllm-project/vllm-backport#62, train side of batch 23)
     assert diagnose("- `Xid 48 / 171`: uncorrectable double-bit ECC (DBE) in HBM framebuffer").cause == "hardware_fault"
+
+
+def test_a_render_node_owned_by_a_bare_group_number_is_a_permission_problem():
+    # ROCm/k8s-device-plugin#39 (train side of extra6): gid 106 is the host's render group, unknown in the pod
+    listing = ("root@alexnet-tf-gpu-pod:/# ls -l /dev/dri/renderD128\n"
+               "crw-rw---- 1 root 106 226, 128 Apr 18 15:58 /dev/dri/renderD128")
+    assert diagnose(listing, rules=_alone("render-node-foreign-group")).cause == "device_permission"
+    # the other side: the group has its name in the container, so nothing is foreign
+    assert diagnose(listing.replace(" 106 ", " render "), rules=_alone("render-node-foreign-group")).cause == "unknown"
+
+
+def test_torch_said_to_be_its_cpu_build_is_the_cpu_build_and_cpu_usage_is_not():
+    # torchgeo/torchgeo#529 (train side of extra7)
+    said = "Conda installation (tested on Ubuntu 20.04) installs a cpu version of pytorch and torchvision."
+    assert diagnose(said, rules=_alone("cpu-torch-in-prose")).cause == "cpu_only_build"
+    assert diagnose("torch uses 100% cpu while the dataloader runs", rules=_alone("cpu-torch-in-prose")).cause \
+        == "unknown"
+
+
+def test_tensorflow_ignoring_a_gpu_below_its_minimum_is_the_arch():
+    # ROCmSoftwarePlatform/tensorflow#90 (train side of extra2)
+    assert diagnose("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1605] Ignoring visible gpu device (device: 0, "
+                    "name: AMD A10-8700P Radeon R6, 10 Compute Cores 4C+6G, pci bus id: 0000:00:01.0) with AMDGPU ISA "
+                    "gfx801. The minimum required AMDGPU ISA is gfx803.").cause == "arch_unsupported"
