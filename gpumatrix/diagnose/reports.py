@@ -427,10 +427,10 @@ _APT_UNREACHABLE = re.compile(r"Temporary failure resolving '([^']{1,100})'|Coul
                               r"([A-Za-z0-9.\-]{1,100})|Failed to fetch https?://([A-Za-z0-9.\-]{1,100})[^ ]{0,300}"
                               r"\s{1,4}(?:Could not|Connection|Temporary)")
 # A repository apt refuses because no key in the image verifies it. The host is on the line of the
-# message, or (NO_PUBKEY on its own line) on the "Err:N URL" line before it.
+# message, or (NO_PUBKEY, EXPKEYSIG or KEYEXPIRED on its own line) on the "Err:N URL" line before it.
 _APT_UNTRUSTED = re.compile(r"GPG error: https?://([A-Za-z0-9.\-]{1,100})|"
                             r"The repository '[a-z]{2,8}://([A-Za-z0-9.\-]{1,100})[^']{0,300}' is not signed")
-_APT_KEY_MISSING = re.compile(r"NO_PUBKEY [0-9A-Fa-f]{8,40}|EXPKEYSIG [0-9A-Fa-f]{8,40}")
+_APT_KEY_MISSING = re.compile(r"NO_PUBKEY [0-9A-Fa-f]{8,40}|EXPKEYSIG [0-9A-Fa-f]{8,40}|KEYEXPIRED \d{6,12}")
 _APT_ERR_HOST = re.compile(r"^\s{0,8}(?:Err|Ign|Get|Hit):\d{1,4} https?://([A-Za-z0-9.\-]{1,100})")
 _APT_MISSING = re.compile(r"E: Unable to locate package ([^\s]{1,100})|E: Package '([^']{1,100})' has no "
                           r"installation candidate|E: Version '[^']{1,60}' for '([^']{1,100})' was not found|"
@@ -491,7 +491,7 @@ TRIGGERS: dict[Callable[[list[str]], Facts], tuple[str, ...]] = {
                 "looking in", "error: exception:", "could not install packages"),
     parse_apt: ("temporary failure resolving", "could not resolve", "could not connect", "unable to connect",
                 "failed to fetch", "unable to locate package", "installation candidate", "select candidate",
-                "no_pubkey", "expkeysig", "is not signed", "gpg error"),
+                "no_pubkey", "expkeysig", "keyexpired", "is not signed", "gpg error"),
 }
 
 

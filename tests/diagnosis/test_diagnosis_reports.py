@@ -400,6 +400,10 @@ def test_apt_repository_without_its_key():
                  "NO_PUBKEY A4B469963BF863CC\n")
     assert parse_apt(lines(two_lines))["apt_untrusted_host"] == "developer.download.nvidia.com"
     assert parse_apt(lines("NO_PUBKEY A4B469963BF863CC\n"))["apt_untrusted_host"] == "an apt repository"
+    # a key that expired (ROCm/legacy-rocm-build#487, train side of extra3): the repository is refused the same way
+    expired = ("Err:4 http://repo.radeon.com/rocm/apt/debian xenial InRelease\n"
+               "  The following signatures were invalid: KEYEXPIRED 1533155360  KEYEXPIRED 1533155360\n")
+    assert facts_from_reports(lines(expired))["apt_untrusted_host"] == "repo.radeon.com"
 
 
 def test_apt_missing_package():

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from gpumatrix.diagnose import diagnose, load_rules
 
 
@@ -387,3 +389,51 @@ def test_tensorflow_ignoring_a_gpu_below_its_minimum_is_the_arch():
     assert diagnose("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1605] Ignoring visible gpu device (device: 0, "
                     "name: AMD A10-8700P Radeon R6, 10 Compute Cores 4C+6G, pci bus id: 0000:00:01.0) with AMDGPU ISA "
                     "gfx801. The minimum required AMDGPU ISA is gfx803.").cause == "arch_unsupported"
+
+
+# Lines from the train sides that the model alone used to read; a rule now reads each (the source in front).
+WORDINGS_A_RULE_READS = [
+    ("chenyuntc/pytorch-best-practice#3", "RuntimeError:cuda runtime error(2):out of memory", "out_of_memory"),
+    ("clearml/clearml-fractional-gpu#4", "E external/local_xla/xla/stream_executor/cuda/cuda_blas.cc:185] failed to "
+     "create cublas handle: the resource allocation failed", "out_of_memory"),
+    ("artidoro/qlora#34", "    return self._sslobj.read(len, buffer)\nTimeoutError: The read operation timed out",
+     "index_unreachable"),
+    ("Ashark/archlinux-amdgpu-pro#90", "curl: (28) Failed to connect to repo.radeon.com port 443 after 129320 ms: "
+     "Couldn't connect to server", "index_unreachable"),
+    ("silenceshell/docker_mirror#30", 'docker: Get "https://registry-1.docker.io/v2/": dial tcp 199.16.156.40:443: '
+     "i/o timeout.", "index_unreachable"),
+    ("avwo/whistle#846", 'Error response from daemon: Get https://registry-1.docker.io/v2/: x509: certificate signed '
+     "by unknown authority", "index_unreachable"),
+    ("NVIDIA-AI-IOT/CUDA-PointPillars#119", "I get **No matching distributions found for torch==1.10.0+cu113** when "
+     "executing the Dockerfile", "package_unavailable"),
+    ("astral-sh/uv#10843", "hint: You're on Windows (`win_amd64`), but `torch` (v2.5.1) only has wheels for the "
+     "following platform: `manylinux_2_28_x86_64`", "package_unavailable"),
+    ("NVIDIA/nvidia-docker#1752", "没有可用软件包 nvidia-container-toolkit。", "package_unavailable"),
+    ("microsoft/onnxruntime#8594", "OSError: /home/gpu/anaconda3/envs/FXM/lib/python3.7/lib-dynload/../../"
+     "libcublas.so.11: symbol free_gemm_select version libcublasLt.so.11 not defined in file libcublasLt.so.11 with "
+     "link time reference", "library_mismatch"),
+    ("SYSTRAN/faster-whisper#1431", "RuntimeError: Library libcublas.so.12 is not found or cannot be loaded",
+     "library_mismatch"),
+    ("tonyyxliu/CUHKSZ-CSC4005#69", "error while loading shared libraries: libcudart,so.11.0: cannot open shared "
+     "object file: No such file or directory", "library_mismatch"),
+    ("soulteary/docker-prompt-generator#17", "failed to copy: httpReadSeeker: failed open: failed to authorize: rpc "
+     "error: code = Unknown desc = failed to fetch anonymous token: unexpected status: 401 Unauthorized",
+     "image_unavailable"),
+    ("nilsnolde/docker-valhalla#122", 'Error response from daemon: Head "https://ghcr.io/v2/gis-ops/docker-valhalla/'
+     'valhalla/manifests/3.4.0": denied: denied', "image_unavailable"),
+    ("pytorch/builder#1286", "##[warning]You are running out of disk space. The runner will stop working when the "
+     "machine runs out of disk space. Free space left: 43 MB", "disk_full"),
+    ("Project-HAMi/HAMi#452", "root@gpu-pod2:/# nvidia-smi\nFailed to initialize NVML: ERROR_UNKNOWN",
+     "runtime_init_failure"),
+    ("ollama/ollama#5453", "cuInit err: 999", "runtime_init_failure"),
+    ("AbdBarho/stable-diffusion-webui-docker#743", 'Error response from daemon: could not select device driver '
+     '"nvidia" with capabilities: [[compute utility]]', "container_toolkit_missing"),
+    ("projectbluefin/lab#586", "status.capacity.amd.com/gpu: 0\nstatus.allocatable.amd.com/gpu: 0",
+     "container_toolkit_missing"),
+]
+
+
+@pytest.mark.parametrize("source, text, cause", WORDINGS_A_RULE_READS, ids=[w[0] for w in WORDINGS_A_RULE_READS])
+def test_a_rule_reads_the_train_sides_wording(source, text, cause):
+    result = diagnose(text)
+    assert (result.cause, result.rule.startswith("learned")) == (cause, False), f"{source}: {result.rule}"
