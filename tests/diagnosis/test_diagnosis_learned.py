@@ -230,10 +230,11 @@ def test_a_model_with_bad_numbers_is_refused_by_name(change, problem):
 # ---------------------------------------------------------------- overruling a fallback, and prose
 
 def test_the_model_overrules_a_fallback_only_when_very_sure_and_keeps_it_as_the_first_alternative():
-    # extra2's pytorch/builder#1286: the MIOpen build ran out of disk; the dnn fallback reads "MIOpen ... failing"
-    case = _wild_case("extra2", "builder-1286")
+    # batch 17's dusty-nv/jetson-containers#879: a cuDNN package the apt step could not get; the dnn fallback
+    # reads the cuDNN words of the build log
+    case = _wild_case("batch17", "jetson-containers-879")
     result = diagnose(case.text)
-    assert (result.cause, result.rule, result.confidence) == ("disk_full", LEARNED_RULE, 0.2)
+    assert (result.cause, result.rule, result.confidence) == ("package_unavailable", LEARNED_RULE, 0.2)
     assert result.alternatives[0].cause == "dnn_library_failure" and "fallback rule" in result.alternatives[0].why
     assert "overrules" in result.explanation
     ruleset = load_rules()

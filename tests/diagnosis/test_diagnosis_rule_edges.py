@@ -437,3 +437,12 @@ WORDINGS_A_RULE_READS = [
 def test_a_rule_reads_the_train_sides_wording(source, text, cause):
     result = diagnose(text)
     assert (result.cause, result.rule.startswith("learned")) == (cause, False), f"{source}: {result.rule}"
+
+
+def test_pips_nccl_wheel_in_a_full_disk_log_is_no_nccl_message():
+    # ultralytics/ultralytics#15893 (train side of extra3): the disk filled while pip fetched nvidia-nccl-cu12
+    log = ("Collecting nvidia-nccl-cu12==2.20.5; platform_system == \"Linux\"\n"
+           "ERROR: Could not install packages due to an EnvironmentError: [Errno 28] No space left on device")
+    assert diagnose(log).cause == "disk_full"
+    # the other side: NCCL's own warning with the same errno is its shm segment
+    assert diagnose("NCCL WARN Call to posix_fallocate failed : No space left on device").cause == "shm_too_small"
