@@ -430,6 +430,13 @@ WORDINGS_A_RULE_READS = [
      '"nvidia" with capabilities: [[compute utility]]', "container_toolkit_missing"),
     ("projectbluefin/lab#586", "status.capacity.amd.com/gpu: 0\nstatus.allocatable.amd.com/gpu: 0",
      "container_toolkit_missing"),
+    # Windows and torch wordings with a documented cause (the threads' answers agree)
+    ("AlexeyAB/darknet#8551", "   0 Create CUDA-stream - 0\nCould not locate zlibwapi.dll. Please make sure it is in "
+     "your library path!", "dnn_library_failure"),
+    ("tensorflow/tensorflow#57103", "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load "
+     "dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found", "library_mismatch"),
+    ("pytorch/pytorch#126344", "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+     "no_device_visible"),
 ]
 
 
