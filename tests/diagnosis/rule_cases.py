@@ -170,4 +170,7 @@ RULE_CASES = (
              "But after the last step my PC does a cold reboot. It just turns off hard without shutdown and reboots "
              "after a few seconds.\n\nIt appears to be caused by an undersized PSU. Gaming on the GPU however works "
              "fine so far...", alone=True),
+    RuleCase("bitsandbytes-cuda-setup", "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/26",
+             "Hence, I'm getting this error:\n`The installed version of bitsandbytes was compiled without GPU "
+             "support. 8-bit optimizers and GPU quantization are unavailable.`"),
 )

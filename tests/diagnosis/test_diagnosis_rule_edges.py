@@ -437,6 +437,8 @@ WORDINGS_A_RULE_READS = [
      "dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found", "library_mismatch"),
     ("pytorch/pytorch#126344", "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
      "no_device_visible"),
+    ("bmaltais/kohya_ss#1523", "RuntimeError:\n        CUDA Setup failed despite GPU being available. Please run "
+     "the following command to get more information:\n\n        python -m bitsandbytes", "library_mismatch"),
 ]
 
 
