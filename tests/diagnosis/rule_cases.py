@@ -173,4 +173,7 @@ RULE_CASES = (
     RuleCase("bitsandbytes-cuda-setup", "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/26",
              "Hence, I'm getting this error:\n`The installed version of bitsandbytes was compiled without GPU "
              "support. 8-bit optimizers and GPU quantization are unavailable.`"),
+    RuleCase("compiler-does-not-know-the-arch", "https://github.com/NVlabs/tiny-cuda-nn/issues/239",
+             "whern i install tiny_cuda_nn,there have a erroe:\nnvcc fatal   : Unsupported gpu architecture 'compute_89'\n"
+             "My environment：\nGraphics card：rtx4090\nCUDA Version：11.3"),
 )

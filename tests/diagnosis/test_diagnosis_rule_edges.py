@@ -455,3 +455,10 @@ def test_pips_nccl_wheel_in_a_full_disk_log_is_no_nccl_message():
     assert diagnose(log).cause == "disk_full"
     # the other side: NCCL's own warning with the same errno is its shm segment
     assert diagnose("NCCL WARN Call to posix_fallocate failed : No space left on device").cause == "shm_too_small"
+
+
+def test_a_compiler_that_does_not_know_the_arch_is_the_arch_with_the_toolkit_as_alternative():
+    # mlc-ai/mlc-llm#710 (the maintainer: the local nvcc does not support sm89; CUDA 11.8 does)
+    result = diagnose("Compilation error:\nnvcc fatal   : Unsupported gpu architecture 'compute_89'")
+    assert (result.cause, result.rule) == ("arch_unsupported", "compiler-does-not-know-the-arch")
+    assert result.alternatives[0].cause == "library_mismatch"
