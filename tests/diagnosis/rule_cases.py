@@ -176,4 +176,37 @@ RULE_CASES = (
     RuleCase("compiler-does-not-know-the-arch", "https://github.com/NVlabs/tiny-cuda-nn/issues/239",
              "whern i install tiny_cuda_nn,there have a erroe:\nnvcc fatal   : Unsupported gpu architecture 'compute_89'\n"
              "My environment：\nGraphics card：rtx4090\nCUDA Version：11.3"),
+    # NVML's return codes (nvmlErrorString and the bindings' exception names)
+    RuleCase("nvml-driver-not-loaded", "https://github.com/bentoml/BentoML/issues/4357",
+             "Try to build a bento on a machine without Nvidia GPU and has cuda toolkit installed.\n"
+             "The exception pynvml.NVMLError_DriverNotLoaded may also need to be catched, in case nvml presents "
+             "but gpu not"),
+    RuleCase("nvml-driver-not-loaded", "https://github.com/damomine/aleominer/issues/14",
+             "thread 'main' panicked at 'Failed to initialize nvml: DriverNotLoaded', src/environment/mod.rs:37:31\n"
+             "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\nAborted (core dumped)"),
+    RuleCase("nvml-version-mismatch", "https://github.com/tensorpack/tensorpack/issues/1244",
+             "    raise NvmlException(ret)\n"
+             "tensorpack.utils.nvml.NvmlException: NVML_ERROR_LIB_RM_VERSION_MISMATCH\n"
+             "[0624 14:45:34 @inference_runner.py:149] [InferenceRunner] Building tower 'InferenceTower' on device /gpu:0 ..."),
+    RuleCase("nvml-version-mismatch", "https://github.com/XuehaiPan/nvitop/issues/41",
+             "Then `nvitop` stopped working with the error:\n\n"
+             "`NVML ERROR: RM has detected an NVML/RM version mismatch.`"),
+    RuleCase("nvml-version-mismatch", "https://github.com/abysssol/ollama-flake/issues/4",
+             "nvmlInit_v2 err: 18\n"
+             "time=2024-02-14T22:41:55.630Z level=INFO source=gpu.go:300 msg=\"Unable to load CUDA management library "
+             "/nix/store/z6557r7pgvmxr9x16a4ffazly8dflh65-nvidia-x11-545.29.06-6.1.77/lib/libnvidia-ml.so.545.29.06: "
+             "nvml vram init failure: 18\""),
+    RuleCase("nvml-function-not-found", "https://github.com/wookayin/gpustat/issues/105",
+             "AttributeError: /lib64/libnvidia-ml.so.1: undefined symbol: nvmlDeviceGetGraphicsRunningProcesses_v2\n\n"
+             "During handling of the above exception, another exception occurred:\n\n"
+             "NVMLError_FunctionNotFound                Traceback (most recent call last)"),
+    RuleCase("nvml-function-not-found", "https://github.com/NVIDIA/k8s-device-plugin/issues/331",
+             ">>> nvmlSystemGetDriverVersion()\nb'440.59'\n>>> handle = nvmlDeviceGetHandleByIndex(0)\n"
+             ">>> nvmlDeviceGetComputeRunningProcesses(handle)\n"
+             "AttributeError: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: undefined symbol: "
+             "nvmlDeviceGetComputeRunningProcesses_v2"),
+    RuleCase("device-node-permission", "https://github.com/ROCm/amdsmi/issues/125",
+             "After that, both `rocm-smi` and `rocminfo` work fine, but the amd-smi tool shows...\n"
+             "RuntimeError: WARNING: User is missing the following required groups: render, video. "
+             "Please add user to these groups."),
 )

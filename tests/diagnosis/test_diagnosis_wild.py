@@ -141,8 +141,6 @@ KNOWN_TRAIN_MISSES = {
                     "is the ranked cuBLAS symptom, whose first answer is out of memory",
     "lxd-4534": "'No devices were found' inside LXD for a non-root user (permissions); the message is nvidia-smi's "
                 "no-device line",
-    "netdata_nv_plugin-1": "a monitoring plugin's 'nv check() failed' fixed by permissions on the NVIDIA devices; "
-                           "no stack word says so",
     "directml-529": "torch's 'NVIDIA driver on your system is too old' on an AMD machine (a CUDA build there); "
                     "the message names no AMD part",
     "vllm-ascend-516": "'Torch not compiled with CUDA enabled' on an Ascend NPU build (another vendor's build); the "
