@@ -38,7 +38,9 @@ FROZEN = {
     "batch5": {"cases": 39, "before": 30, "after": 33, "now": 36},
     # batch 6: collected broadly, with pasted reports and permission/vendor/shm cases; the vendor-table round (+1):
     # torch's /dev/shm file is shm, not the disk (eslam-20, surfaced in the search for the rule's source)
-    "batch6": {"cases": 32, "before": 23, "after": 23, "now": 26},
+    # batch 6: a CUDA-only library that fails to load on an AMD host is the vendor (batch 28's train side):
+    # tilelang-90 (+1, blind)
+    "batch6": {"cases": 32, "before": 23, "after": 23, "now": 27},
     # batch 7: broad; the learned last word (+2; two unknowns now a wrong cause); the model retrained with
     # batch 9's train side turned one of its wrong guesses (citybrain-starter-kit-14) right (+1).
     # batch 7: milabench-256 right with batches 17-20's train sides (+1), wrong again with 21-23's (-1)
@@ -58,7 +60,8 @@ FROZEN = {
     # container (batch 27's train side, blind)
     "batch13": {"cases": 33, "before": 27, "after": 27, "now": 28},
     # batch 14: ltp-398 right with complement scoring, wrong again since extra8-11; right with batches 21-23 (+1)
-    "batch14": {"cases": 35, "before": 31, "after": 31, "now": 32},
+    # batch 14: the same rule turned legacy-rocm-build-442 right (+1, blind)
+    "batch14": {"cases": 35, "before": 31, "after": 31, "now": 33},
     # batches 15-16: broad but short (the search budget ran out), frozen after the complement scoring and the
     # third round of train-only sets (rules alone: 20, 11)
     "batch15": {"cases": 24, "before": 22, "after": 23},
@@ -81,6 +84,10 @@ FROZEN = {
     # After: libcuda missing in a container, written from its train side, took k8s-device-plugin-826 (a k0s pod
     # whose runtime was not configured) to the missing GPU request (-1; the toolkit is the rule's alternative)
     "batch27": {"cases": 15, "before": 13, "after": 12},
+    # batch 28: collected by hand like batch 27 (batch28-queries.txt); its train-side rules (CUDA libraries and
+    # onnxruntime's CUDA package on AMD hosts, WSL without the Windows driver's CUDA, xFormers without a kernel
+    # for the card) moved none of its held-out messages
+    "batch28": {"cases": 16, "before": 11, "after": 11},
 }
 
 # Train-only sets (no held-out side): the figure when each arrived, measured with the rules and model of
