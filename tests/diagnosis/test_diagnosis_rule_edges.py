@@ -462,3 +462,55 @@ def test_a_compiler_that_does_not_know_the_arch_is_the_arch_with_the_toolkit_as_
     result = diagnose("Compilation error:\nnvcc fatal   : Unsupported gpu architecture 'compute_89'")
     assert (result.cause, result.rule) == ("arch_unsupported", "compiler-does-not-know-the-arch")
     assert result.alternatives[0].cause == "library_mismatch"
+
+
+def test_ldd_not_found_is_a_library_unless_it_is_the_drivers_own():
+    # dougeeai/llama-cpp-python-wheels#3 (train side of batch 29): a wheel built against CUDA 13's cuBLAS
+    result = diagnose("$ ntldd ggml-cuda.dll\n        ggml-base.dll (0x000001e615c90000)\n"
+                      "        cublas64_13.dll => not found\n")
+    assert (result.cause, result.rule) == ("library_mismatch", "shared-object-missing")
+    # the other side (the same line, the driver's library): not the library rule, the driver rules' business
+    for driver_library in ("libcuda.so.1", "nvcuda.dll", "libnvidia-ml.so.1"):
+        assert diagnose(f"        {driver_library} => not found\n").rule != "shared-object-missing", driver_library
+
+
+def test_tensorflow_without_cudnn_alone_is_cudnn_and_without_the_cuda_libraries_too_is_the_libraries():
+    # JdeRobot/BehaviorMetrics#385 (train side of batch 30), trimmed to two of its lines
+    cudnn = ("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+             "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory\n")
+    cusolver = ("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+                "'libcusolver.so.11'; dlerror: libcusolver.so.11: cannot open shared object file: No such file or "
+                "directory\n")
+    assert diagnose(cudnn).cause == "dnn_library_failure"
+    assert diagnose(cusolver + cudnn).cause == "library_mismatch"
+
+
+def test_ollama_finding_no_gpu_is_the_request_unless_it_names_an_unsupported_arch():
+    # claraverse-space/ClaraVerse#49 (train side of batch 29): ollama in a container on an RTX 3090
+    bare = 'time=2025-04-29T20:11:09.132Z level=INFO source=gpu.go:377 msg="no compatible GPUs were discovered"'
+    result = diagnose(bare)
+    assert (result.cause, result.rule, result.confidence) == ("no_device_visible", "ollama-no-compatible-gpu", 0.4)
+    assert {a.cause for a in result.alternatives} >= {"driver_not_loaded", "arch_unsupported"}
+    # the other side: ollama says the card is unsupported (batch 12's train case ollama-for-amd-14's words)
+    told = ('level=WARN source=amd_windows.go:97 msg="amdgpu is not supported" gpu=0 gpu_type=gfx1031\n' + bare)
+    assert diagnose(told).rule != "ollama-no-compatible-gpu"
+
+
+def test_visibility_variables_make_no_gpu_on_an_amd_machine_the_visibility_not_the_build():
+    # mcmonkeyprojects/SwarmUI#566 (train side of batch 30): gfx908 and gfx1030 cards, ROCR and HIP filters both set
+    text = ("Have a machine with n gfx908 gpus and z gfx1030 gpus\n$ export ROCR_VISIBLE_DEVICES=1\n"
+            "$ export HIP_VISIBLE_DEVICES=1\n>>> torch.cuda.is_available()\nFalse\n")
+    assert diagnose(text).cause == "no_device_visible"
+    # the other side: the same machine without the filters reads as a torch without HIP first
+    plain = "\n".join(line for line in text.splitlines() if "VISIBLE" not in line)
+    assert diagnose(plain).cause == "cpu_only_build"
+
+
+def test_a_bundled_ptxas_failing_for_a_new_arch_is_the_arch():
+    # fishaudio/fish-speech#907 (train side of batch 29): Triton's ptxas on an RTX 50 card
+    text = ("subprocess.CalledProcessError: Command '['/env/lib/python3.10/site-packages/triton/backends/nvidia/bin/"
+            "ptxas', '-lineinfo', '-v', '--gpu-name=sm_120', '/tmp/tmpdy7phawp.ptx', '-o', '/tmp/tmpdy7phawp.ptx.o']' "
+            "returned non-zero exit status 255.")
+    assert diagnose(text).cause == "arch_unsupported"
+    # the other side: an arch every ptxas knows is no arch lead
+    assert diagnose(text.replace("sm_120", "sm_80")).rule != "compiler-does-not-know-the-arch"
