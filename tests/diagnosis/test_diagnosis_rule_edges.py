@@ -514,3 +514,23 @@ def test_a_bundled_ptxas_failing_for_a_new_arch_is_the_arch():
     assert diagnose(text).cause == "arch_unsupported"
     # the other side: an arch every ptxas knows is no arch lead
     assert diagnose(text.replace("sm_120", "sm_80")).rule != "compiler-does-not-know-the-arch"
+
+
+def test_the_nvidia_hook_refused_a_file_is_permissions_with_the_toolkit_as_alternative():
+    # NVIDIA/libnvidia-container#178 (train side of batch 31)
+    text = ('[ERROR]nvidia-container-cli: detection error: path error: ///usr/local/nvidia/lib64/libvdpau_nvidia.so: '
+            'permission denied"')
+    result = diagnose(text)
+    assert (result.cause, result.rule) == ("device_permission", "nvidia-container-cli-permission-denied")
+    assert result.alternatives[0].cause == "container_toolkit_missing"
+    # the other side: the same hook error without a refusal is the toolkit's (a fallback or the model)
+    other = diagnose(text.replace("permission denied", "no such file or directory"))
+    assert other.rule != "nvidia-container-cli-permission-denied"
+
+
+def test_paddles_cpu_package_is_a_cpu_build():
+    # PaddlePaddle/PaddleClas#268 (train side of batch 32): its check, then the launcher's abort
+    text = ("2020-09-08 09:14:59 ERROR: You are using paddlepaddle cpu version! Please try to install "
+            "paddlepaddle-gpu to run model on GPU.\nERROR 2020-09-08 01:15:03,836 utils.py:413] ABORT!!! Out of all "
+            "1 trainers, the trainer process with rank=[0] was aborted. Please check its log.")
+    assert (diagnose(text).cause, diagnose(text).rule) == ("cpu_only_build", "paddle-cpu-package")
