@@ -2,6 +2,7 @@
 
     python tools/diagnosis_replay.py [--scoring complement|multinomial] [--min-posterior X]
                                      [--overrule X|none] [--alpha X]
+                                     [--overrule-below C [--overrule-weak X]]
 
 Every wild batch's train side is diagnosed by the rules as they were when its held-out side was
 frozen, and every train-only set by the rules of the commit it was measured with on arrival
@@ -9,7 +10,9 @@ frozen, and every train-only set by the rules of the commit it was measured with
 learned tier switched off there. Then today's learned tier is applied as the engine applies it (the
 last word where those rules said ``unknown``, the overruling of a fallback), through the engine's own
 function, with the settings given (default: the rules file's) and a model built from every train
-example except that set's (leave one set out). Only train sides are read and trained on, so the
+example except that set's (leave one set out). ``--overrule-below C`` tries what the engine does not do:
+letting the model overrule any rule whose stated confidence is below C (the ranked symptoms) when it
+reads another cause with a posterior of at least ``--overrule-weak``. Only train sides are read and trained on, so the
 figures can be rerun while choosing settings without measuring a held-out side. docs/diagnosis.md
 ("Complement scoring" and the sections before it) quotes the output. It takes a few minutes.
 """
@@ -49,7 +52,7 @@ tiers = {r.id: getattr(r, 'tier', '') for r in rules.rules}
 out = []
 for text in json.load(sys.stdin):
     d = diagnose(text, rules=rules)
-    out.append([d.cause, d.rule, tiers.get(d.rule, '')])
+    out.append([d.cause, d.rule, tiers.get(d.rule, ''), getattr(d, 'confidence', 0.8)])
 json.dump(out, sys.stdout)
 """
 
@@ -89,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alpha", type=float, default=learned.ALPHA)
     parser.add_argument("--min-posterior", type=float, default=None)
     parser.add_argument("--overrule", default=None, help="overrule_fallbacks, or 'none' for never")
+    parser.add_argument("--overrule-below", type=float, default=None,
+                        help="also let the model overrule a rule whose stated confidence is below this (an experiment)")
+    parser.add_argument("--overrule-weak", type=float, default=0.9,
+                        help="the posterior the model needs for that (default 0.9)")
     args = parser.parse_args(argv)
 
     rules = load_rules()
@@ -103,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     by_id = {rule.id: rule for rule in rules.rules}
     all_examples, _ = train_examples()
     print(f"scoring {args.scoring}, alpha {args.alpha}, min_posterior {gate.min_posterior}, "
-          f"overrule_fallbacks {gate.overrule_fallbacks}")
+          f"overrule_fallbacks {gate.overrule_fallbacks}"
+          + (f", overrule below {args.overrule_below} at {args.overrule_weak}" if args.overrule_below else ""))
     print("| set (train side) | rules of | cases | rules then | + learned tier | changed | of which right |")
     print("|---|---|---:|---:|---:|---:|---:|")
     totals = [0, 0, 0, 0, 0]
@@ -117,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
             model_path = Path(scratch) / f"{name}.json"
             model_path.write_text(learned.dumps(document), encoding="utf-8")
             ruleset = dataclasses.replace(rules, learned=dataclasses.replace(gate, model=str(model_path)))
+            weak_rules = dataclasses.replace(ruleset, learned=dataclasses.replace(
+                ruleset.learned, overrule_fallbacks=args.overrule_weak))
             rules_right = final_right = changed = changed_right = 0
             answers = old_answers(commit, [text for _, text in cases], Path(scratch), _OLD)
-            for (label, text), (answer, rule_id, tier) in zip(cases, answers):
+            for (label, text), (answer, rule_id, tier, confidence) in zip(cases, answers):
                 final = answer
                 current = by_id.get(rule_id)
                 tier = tier or (current.tier if current else "")  # old checkouts without tiers: today's
@@ -130,6 +140,14 @@ def main(argv: list[str] | None = None) -> int:
                     reported = facts_from_reports(lines)
                     diagnosis, _ = learned_reading(ruleset, prepare(lines), reported, report=bool(reported),
                                             fallback=fallback if answer != "unknown" else None)
+                    if diagnosis is not None:
+                        final = diagnosis.cause
+                elif args.overrule_below is not None and current is not None and confidence < args.overrule_below:
+                    # the experiment: the rule stands in for a fallback, with the weak threshold
+                    lines = clean_lines(decode(text))
+                    reported = facts_from_reports(lines)
+                    diagnosis, _ = learned_reading(weak_rules, prepare(lines), reported, report=bool(reported),
+                                                   fallback=dataclasses.replace(current, cause=answer))
                     if diagnosis is not None:
                         final = diagnosis.cause
                 rules_right += answer == label

@@ -534,3 +534,20 @@ def test_paddles_cpu_package_is_a_cpu_build():
             "paddlepaddle-gpu to run model on GPU.\nERROR 2020-09-08 01:15:03,836 utils.py:413] ABORT!!! Out of all "
             "1 trainers, the trainer process with rank=[0] was aborted. Please check its log.")
     assert (diagnose(text).cause, diagnose(text).rule) == ("cpu_only_build", "paddle-cpu-package")
+
+
+def test_a_framework_that_says_it_was_built_without_cuda_is_a_cpu_build_and_with_cuda_is_not():
+    # tensorflow/tensorflow#68236 (extra12): a script's printout; CTranslate2's own check (OpenNMT/CTranslate2#1908)
+    built = "TensorFlow version: 2.16.1\nIs GPU available? []\nIs TensorFlow built with CUDA?: {}\n"
+    assert diagnose(built.format("False")).cause == "cpu_only_build"
+    assert diagnose(built.format("True")).rule != "framework-built-without-cuda"
+    ctranslate2 = "ValueError: This CTranslate2 package was not compiled with CUDA support"
+    assert (diagnose(ctranslate2).cause, diagnose(ctranslate2).rule) == ("cpu_only_build", "framework-built-without-cuda")
+
+
+def test_bitsandbytes_reading_a_rocm_torch_as_cuda_is_the_vendor_and_a_real_cuda_version_is_not():
+    # invoke-ai/InvokeAI#8084 (extra12): a ROCm 6.3 torch, whose HIP version bitsandbytes reads as CUDA's
+    text = ("CUDA VERSION MISMATCH\nRequested CUDA version:          6.3\nDetected PyTorch CUDA version:   6.3\n"
+            "Attempted to use bitsandbytes native library functionality but it's not available.")
+    assert (diagnose(text).cause, diagnose(text).rule) == ("wrong_vendor_build", "bitsandbytes-cuda-on-rocm")
+    assert diagnose(text.replace("6.3", "12.9")).rule != "bitsandbytes-cuda-on-rocm"
