@@ -551,3 +551,19 @@ def test_bitsandbytes_reading_a_rocm_torch_as_cuda_is_the_vendor_and_a_real_cuda
             "Attempted to use bitsandbytes native library functionality but it's not available.")
     assert (diagnose(text).cause, diagnose(text).rule) == ("wrong_vendor_build", "bitsandbytes-cuda-on-rocm")
     assert diagnose(text.replace("6.3", "12.9")).rule != "bitsandbytes-cuda-on-rocm"
+
+
+def test_onnxruntime_without_a_gpu_provider_is_a_cpu_build_and_with_one_is_not():
+    # microsoft/onnxruntime#23833 (train side of batch 33): onnxruntime and onnxruntime-gpu both installed
+    listing = ">>> onnxruntime.get_available_providers()\n[{}]\n"
+    cpu = listing.format("'AzureExecutionProvider', 'CPUExecutionProvider'")
+    assert (diagnose(cpu).cause, diagnose(cpu).rule) == ("cpu_only_build", "onnxruntime-no-gpu-provider")
+    gpu = listing.format("'CUDAExecutionProvider', 'CPUExecutionProvider'")
+    assert diagnose(gpu).rule != "onnxruntime-no-gpu-provider"
+
+
+def test_other_loaders_missing_libcuda_are_the_driver_on_a_host_and_the_request_in_a_container():
+    # NVIDIA/cuda-python#17 (train side of batch 34), and the same line in a docker run
+    text = "File ccuda.pyx:424, in cuda._cuda.ccuda.cuPythonInit()\nRuntimeError: Failed to dlopen libcuda.so"
+    assert diagnose(text).cause == "driver_not_loaded"
+    assert diagnose("$ docker run --rm my-image python app.py\n" + text).cause == "no_device_visible"
