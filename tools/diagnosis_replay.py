@@ -125,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             model_path = Path(scratch) / f"{name}.json"
             model_path.write_text(learned.dumps(document), encoding="utf-8")
             ruleset = dataclasses.replace(rules, learned=dataclasses.replace(gate, model=str(model_path)))
-            weak_rules = dataclasses.replace(ruleset, learned=dataclasses.replace(
-                ruleset.learned, overrule_fallbacks=args.overrule_weak))
+            weak_rules = dataclasses.replace(rules, learned=dataclasses.replace(
+                gate, model=str(model_path), overrule_fallbacks=args.overrule_weak))
             rules_right = final_right = changed = changed_right = 0
             answers = old_answers(commit, [text for _, text in cases], Path(scratch), _OLD)
             for (label, text), (answer, rule_id, tier, confidence) in zip(cases, answers):
@@ -135,19 +135,19 @@ def main(argv: list[str] | None = None) -> int:
                 tier = tier or (current.tier if current else "")  # old checkouts without tiers: today's
                 is_fallback = current is not None and tier in ("fallback", "last_resort") and current.tier == tier
                 fallback = current if is_fallback else None
-                if answer == "unknown" or fallback is not None:
-                    lines = clean_lines(decode(text))
-                    reported = facts_from_reports(lines)
-                    diagnosis, _ = learned_reading(ruleset, prepare(lines), reported, report=bool(reported),
-                                            fallback=fallback if answer != "unknown" else None)
-                    if diagnosis is not None:
-                        final = diagnosis.cause
+                overruled, gate_rules = None, None
+                if answer == "unknown":
+                    gate_rules = ruleset
+                elif fallback is not None:
+                    overruled, gate_rules = fallback, ruleset
                 elif args.overrule_below is not None and current is not None and confidence < args.overrule_below:
                     # the experiment: the rule stands in for a fallback, with the weak threshold
+                    overruled, gate_rules = dataclasses.replace(current, cause=answer), weak_rules
+                if gate_rules is not None:
                     lines = clean_lines(decode(text))
                     reported = facts_from_reports(lines)
-                    diagnosis, _ = learned_reading(weak_rules, prepare(lines), reported, report=bool(reported),
-                                                   fallback=dataclasses.replace(current, cause=answer))
+                    diagnosis, _ = learned_reading(gate_rules, prepare(lines), reported, report=bool(reported),
+                                                   fallback=overruled)
                     if diagnosis is not None:
                         final = diagnosis.cause
                 rules_right += answer == label
