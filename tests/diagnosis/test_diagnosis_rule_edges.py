@@ -483,6 +483,11 @@ def test_tensorflow_without_cudnn_alone_is_cudnn_and_without_the_cuda_libraries_
                 "directory\n")
     assert diagnose(cudnn).cause == "dnn_library_failure"
     assert diagnose(cusolver + cudnn).cause == "library_mismatch"
+    # every CUDA run-time library of the rules' one list (the fragment cuda_toolkit_libraries) tips it the same way;
+    # nvrtc was missing from this rule's copy of the list until the copies became one
+    for stem in ("cudart", "cublasLt", "cufft", "curand", "cusparse", "nvrtc"):
+        other = cusolver.replace("cusolver", stem)
+        assert diagnose(other + cudnn).cause == "library_mismatch", stem
 
 
 def test_ollama_finding_no_gpu_is_the_request_unless_it_names_an_unsupported_arch():
