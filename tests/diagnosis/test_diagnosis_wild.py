@@ -72,7 +72,8 @@ FROZEN = {
     # batch 17: for-win-23, hello-world-86 right after; production-stack-44 wrong with batches 21-23's model (-1),
     # right again with batches 31-32's (+1); MXNet's "Compile with USE_CUDA=1" (batch 36's train side):
     # hr101_mxnet-9 (+1, blind)
-    "batch17": {"cases": 34, "before": 27, "after": 29, "now": 30},
+    # batch 17: hiptensorflow-74 wrong with batches 41-44's model (-1, the model no longer overrules fallback-dnn)
+    "batch17": {"cases": 34, "before": 27, "after": 29, "now": 29},
     # batch 18: k8s-device-plugin-222 right after its own retraining, wrong again with batch 27's (-1)
     "batch18": {"cases": 30, "before": 28, "after": 29, "now": 28},
     "batch19": {"cases": 40, "before": 33, "after": 33, "now": 34},  # the train sides' CPU-torch prose (stable-diffusion-132)
@@ -129,6 +130,16 @@ FROZEN = {
     # their train-side rules and the retrained model moved none of their held-out messages
     "batch39": {"cases": 15, "before": 12, "after": 12},
     "batch40": {"cases": 11, "before": 7, "after": 7},
+    # batches 41-44: four helpers at once (batch41 Kubernetes, schedulers and other engines; batch42 local LLM and
+    # inference servers; batch43 native GPU stacks other than PyTorch; batch44 AMD consumer GPUs and APUs),
+    # measured with the rules and model of 6d31ba6. After: Vulkan's ErrorOutOfDeviceMemory, written from batch 42's
+    # train side (llama-cpp-15256), also reads batch 42's mlc-llm-974 (+1; its miss was printed at freezing, so not
+    # blind); the retrained model reads batch 43's cuda.jl-369 right and batch 42's triton-server-7262 wrong
+    # (learned guesses)
+    "batch41": {"cases": 19, "before": 14, "after": 14},
+    "batch42": {"cases": 26, "before": 22, "after": 22},
+    "batch43": {"cases": 18, "before": 14, "after": 15},
+    "batch44": {"cases": 16, "before": 13, "after": 13},
 }
 
 # Train-only sets (no held-out side): the figure when each arrived, measured with the rules and model of
@@ -155,6 +166,15 @@ TRAIN_ONLY = {
 # relabelled or matched by a rule written for one thread (docs/diagnosis.md, batch 7). Strict:
 # when a later rule gets one right, the test says so and the entry must go.
 KNOWN_TRAIN_MISSES = {
+    # wild batches 41-44
+    "llama-cpp-python-1169": "libcuda.so.1 missing inside a container started without a GPU request (the thread); "
+                             "the text names no container, so it reads as the host's driver",
+    "sceneworks-1966": "CUDA error 803 on a host whose driver was upgraded without a reboot (the thread: the driver); "
+                       "the message is CUDA's driver-combination error, whose first answer is the old driver and "
+                       "whose alternative is this one",
+    "fooocus-3737": "torch's 'Found no NVIDIA driver' on an AMD machine (the vendor); the text names no AMD part",
+    "pyrsmi-19": "ComfyUI-Crystools failing to init pynvml and pyrsmi on an AMD machine; the fix was pyrsmi's "
+                 "library (undefined symbol rsmi_init), but NVML's missing library reads as the NVIDIA driver",
     # wild batches 39-40
     "nvidia-caffe-492": "NCCL's 'unhandled cuda error' that the thread put down to mismatched libraries; the message "
                         "is NCCL's, which most threads resolve as a collective or runtime failure",
@@ -370,7 +390,7 @@ def test_the_stated_confidence_means_what_the_help_says():
     from gpumatrix.diagnose.cli import build_parser
 
     claims = ("answers at 0.8-0.9 were right about 19 times in 20",
-              "and those at 0.2 (the model) and 0.3 (a fallback) about 3 in 4")
+              "and those at 0.2 (the model) and 0.3 (a fallback) about 2 in 3")
     epilog = " ".join(build_parser().epilog.split())
     readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
     for claim in claims:
@@ -385,4 +405,4 @@ def test_the_stated_confidence_means_what_the_help_says():
                 tiers[tier][1] += result.cause == case.cause
     (rules, rules_right), (guesses, guesses_right) = tiers["rules"], tiers["guesses"]
     assert rules_right / rules >= 0.93, tiers  # about 19 in 20
-    assert 0.68 <= guesses_right / guesses <= 0.82, tiers  # about 3 in 4
+    assert 0.6 <= guesses_right / guesses <= 0.73, tiers  # about 2 in 3
