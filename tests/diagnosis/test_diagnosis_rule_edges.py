@@ -572,3 +572,43 @@ def test_other_loaders_missing_libcuda_are_the_driver_on_a_host_and_the_request_
     text = "File ccuda.pyx:424, in cuda._cuda.ccuda.cuPythonInit()\nRuntimeError: Failed to dlopen libcuda.so"
     assert diagnose(text).cause == "driver_not_loaded"
     assert diagnose("$ docker run --rm my-image python app.py\n" + text).cause == "no_device_visible"
+
+
+def test_kubelet_disk_pressure_is_a_full_disk_but_its_all_clear_event_is_not():
+    # k3s-io/k3s#6290 (train side of batch 41), two of its events
+    full = ("  Normal   NodeHasDiskPressure      12m   kubelet     Node node1 status is now: NodeHasDiskPressure\n"
+            "  Warning  FreeDiskSpaceFailed      11m   kubelet     failed to garbage collect required amount of "
+            "images. Wanted to free 15152714547 bytes, but freed 0 bytes\n")
+    assert (diagnose(full).cause, diagnose(full).rule) == ("disk_full", "disk-full")
+    # the other side: the healthy node's event, which every `kubectl describe node` prints
+    healthy = "  Normal   NodeHasNoDiskPressure    12m   kubelet     Node node1 status is now: NodeHasNoDiskPressure\n"
+    assert _alone("disk-full").rules and diagnose(healthy, rules=_alone("disk-full")).cause == "unknown"
+
+
+def test_the_bfc_allocator_running_out_is_out_of_memory_unless_the_caller_goes_on():
+    # sanchit-gandhi/whisper-jax#137 (train side of batch 46)
+    warning = ("W external/tsl/tsl/framework/bfc_allocator.cc:485] Allocator (GPU_0_bfc) ran out of memory trying to "
+               "allocate 5.0KiB (rounded to 5120)requested by op\n")
+    assert (diagnose(warning).cause, diagnose(warning).rule) == ("out_of_memory", "tf-xla-out-of-memory")
+    # the other side: TensorFlow's same warning when the op falls back and the run goes on (its own words)
+    goes_on = warning.replace("requested by op\n", ". The caller indicates that this is not a failure, but may mean "
+                              "that there could be performance gains if more memory were available.\n")
+    assert diagnose(goes_on, rules=_alone("tf-xla-out-of-memory")).cause == "unknown"
+
+
+def test_no_hip_gpus_is_the_vendor_where_the_machine_is_said_not_to_be_amd():
+    # Comfy-Org/Comfy-Desktop#608 (train side of batch 44)
+    said = "Trying to run AMD install on non-AMD machine:\n`RuntimeError: No HIP GPUs are available`\n"
+    assert (diagnose(said).cause, diagnose(said).rule) == ("wrong_vendor_build", "hip-on-nvidia")
+    # the other side: the same error with nothing said of the machine is HIP seeing no GPU
+    bare = "`RuntimeError: No HIP GPUs are available`\n"
+    assert diagnose(bare).cause == "no_device_visible"
+
+
+def test_error_803_offers_the_pending_reboot_beside_the_old_driver():
+    # SceneWorks/SceneWorks#1966 (train side of batch 43): the driver was upgraded without a reboot
+    result = diagnose('DriverError(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "system has unsupported display driver / cuda '
+                      'driver combination")')
+    assert (result.cause, result.rule) == ("driver_too_old", "cuda-driver-combination-unsupported")
+    assert [a.cause for a in result.alternatives][:1] == ["driver_not_loaded"]
+    assert "reboot" in result.alternatives[0].check
