@@ -2,7 +2,7 @@
 
     python tools/diagnosis_replay.py [--scoring complement|multinomial] [--min-posterior X]
                                      [--overrule X|none] [--alpha X]
-                                     [--overrule-below C [--overrule-weak X]]
+                                     [--overrule-below C [--overrule-weak X]] [--signal-extra REGEX]
 
 Every wild batch's train side is diagnosed by the rules as they were when its held-out side was
 frozen, and every train-only set by the rules of the commit it was measured with on arrival
@@ -12,7 +12,9 @@ last word where those rules said ``unknown``, the overruling of a fallback), thr
 function, with the settings given (default: the rules file's) and a model built from every train
 example except that set's (leave one set out). ``--overrule-below C`` tries what the engine does not do:
 letting the model overrule any rule whose stated confidence is below C (the ranked symptoms) when it
-reads another cause with a posterior of at least ``--overrule-weak``. Only train sides are read and trained on, so the
+reads another cause with a posterior of at least ``--overrule-weak``. ``--signal-extra`` tries a wider gate: one
+more ``learned.signal`` pattern (case-insensitive, as the file's). The line under the table counts the
+``unknown`` answers left, the ones the issue's "no `unknown` on GPU-stack input" is about. Only train sides are read and trained on, so the
 figures can be rerun while choosing settings without measuring a held-out side. docs/diagnosis.md
 ("Complement scoring" and the sections before it) quotes the output. It takes a few minutes.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -96,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also let the model overrule a rule whose stated confidence is below this (an experiment)")
     parser.add_argument("--overrule-weak", type=float, default=0.9,
                         help="the posterior the model needs for that (default 0.9)")
+    parser.add_argument("--signal-extra", default=None, metavar="REGEX",
+                        help="one more learned.signal pattern, case-insensitive (an experiment)")
     args = parser.parse_args(argv)
 
     rules = load_rules()
@@ -107,14 +112,22 @@ def main(argv: list[str] | None = None) -> int:
         gate = dataclasses.replace(gate, min_posterior=args.min_posterior)
     if args.overrule is not None:
         gate = dataclasses.replace(gate, overrule_fallbacks=None if args.overrule == "none" else float(args.overrule))
+    if args.signal_extra:
+        try:
+            extra = re.compile(args.signal_extra, re.IGNORECASE)
+        except re.error as err:
+            parser.error(f"--signal-extra: {err}")
+        gate = dataclasses.replace(gate, signal=gate.signal + (extra,))
     by_id = {rule.id: rule for rule in rules.rules}
     all_examples, _ = train_examples()
     print(f"scoring {args.scoring}, alpha {args.alpha}, min_posterior {gate.min_posterior}, "
           f"overrule_fallbacks {gate.overrule_fallbacks}"
-          + (f", overrule below {args.overrule_below} at {args.overrule_weak}" if args.overrule_below else ""))
+          + (f", overrule below {args.overrule_below} at {args.overrule_weak}" if args.overrule_below else "")
+          + (f", signal also {args.signal_extra!r}" if args.signal_extra else ""))
     print("| set (train side) | rules of | cases | rules then | + learned tier | changed | of which right |")
     print("|---|---|---:|---:|---:|---:|---:|")
     totals = [0, 0, 0, 0, 0]
+    unknown_left = unknown_labelled = 0
     with tempfile.TemporaryDirectory(prefix="gpumatrix-replay-") as scratch:
         for name, commit in replay_sets():
             cases = [(c["cause"], c["text"]) for c in yaml.safe_load((WILD_DIR / f"{name}-train.yaml").read_text(
@@ -150,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                                                    fallback=overruled)
                     if diagnosis is not None:
                         final = diagnosis.cause
+                unknown_left += final == "unknown"
+                unknown_labelled += final == "unknown" and label == "unknown"
                 rules_right += answer == label
                 final_right += final == label
                 changed += final != answer
@@ -159,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                 totals[i] += value
             print(table_row(name, (n, rules_right, final_right, changed, changed_right), commit[:7]), flush=True)
     print(table_row("all", totals, ""))
+    print(f"\nunknown after the learned tier: {unknown_left} (labelled unknown: {unknown_labelled})")
     return 0
 
 

@@ -422,9 +422,12 @@ def parse_pip(lines: list[str]) -> Facts:
 
 # ---------------------------------------------------------------- apt
 
+# apt's "Could not connect to" / "Unable to connect to" name a host with a dot or a host and its port
+# (archive.ubuntu.com:80, aptproxy:3142); other programs' sentences ("to host engine", "to the endpoint URL") do not.
+_APT_HOST = r"([A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){1,8}|[A-Za-z0-9\-]{1,63}(?=:[0-9a-z]))"
 _APT_UNREACHABLE = re.compile(r"Temporary failure resolving '([^']{1,100})'|Could not resolve '([^']{1,100})'|"
-                              r"Could not connect to ([A-Za-z0-9.\-]{1,100})|Unable to connect to "
-                              r"([A-Za-z0-9.\-]{1,100})|Failed to fetch https?://([A-Za-z0-9.\-]{1,100})[^ ]{0,300}"
+                              rf"Could not connect to {_APT_HOST}|Unable to connect to "
+                              rf"{_APT_HOST}|Failed to fetch https?://([A-Za-z0-9.\-]{{1,100}})[^ ]{{0,300}}"
                               r"\s{1,4}(?:Could not|Connection|Temporary)")
 # A repository apt refuses because no key in the image verifies it. The host is on the line of the
 # message, or (NO_PUBKEY, EXPKEYSIG or KEYEXPIRED on its own line) on the "Err:N URL" line before it.

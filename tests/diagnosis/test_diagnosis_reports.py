@@ -384,6 +384,20 @@ def test_apt_network_failure_beats_the_missing_package_it_causes():
     assert result.cause == "index_unreachable" and "deb.debian.org" in result.evidence
 
 
+@pytest.mark.parametrize(("line", "host"), [
+    # apt's own words name a host with a dot, or a host and its port (batch 23's apt lines, a proxy by name)
+    ("Could not connect to in.archive.ubuntu.com:80 (91.189.88.161), connection timed out", "in.archive.ubuntu.com"),
+    ("Unable to connect to in.archive.ubuntu.com:http: [IP: 91.189.88.161 80]", "in.archive.ubuntu.com"),
+    ("Could not connect to aptproxy:3142 (10.0.0.2), connection timed out", "aptproxy"),
+    # other programs' "connect to" sentences name no apt host (NVIDIA/DCGM#43, batch 50's train side: DCGM's
+    # host engine, which is a daemon, not a repository; boto's endpoint)
+    ("Error: Unable to connect to host engine. Host engine connection invalid/disconnected.", None),
+    ("botocore.exceptions.EndpointConnectionError: Could not connect to the endpoint URL", None),
+])
+def test_apt_unreachable_host_is_a_host_name_not_a_word(line, host):
+    assert parse_apt(lines(line + "\n")).get("apt_unreachable_host") == host
+
+
 # https://github.com/iot-salzburg/gpu-jupyter/issues/78
 APT_KEY = (
     "W: GPG error: https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2004/x86_64  InRelease: The "

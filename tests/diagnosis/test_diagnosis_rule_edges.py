@@ -612,3 +612,36 @@ def test_error_803_offers_the_pending_reboot_beside_the_old_driver():
     assert (result.cause, result.rule) == ("driver_too_old", "cuda-driver-combination-unsupported")
     assert [a.cause for a in result.alternatives][:1] == ["driver_not_loaded"]
     assert "reboot" in result.alternatives[0].check
+
+
+def test_nvenc_is_the_old_driver_unless_its_library_is_not_there_at_all():
+    # livepeer/go-livepeer#1106 (train side of batch 49): the driver is older than the NVENC API FFmpeg was built with
+    old = ("[h264_nvenc @ 0x7ff3e9b83c00] Driver does not support the required nvenc API version. Required: 9.1 "
+           "Found: 9.0\n[h264_nvenc @ 0x7ff3e9b83c00] The minimum required Nvidia driver for nvenc is 418.30 or newer\n")
+    assert (diagnose(old).cause, diagnose(old).rule) == ("driver_too_old", "nvenc-driver-too-old")
+    # the other side (styler00dollar/VSGAN-tensorrt-docker#42): the same minimum-driver line after the library failed
+    # to load, in a container not given the video capability
+    missing = ("[hevc_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1\n"
+               "[hevc_nvenc @ 0x55ca461fa380] The minimum required Nvidia driver for nvenc is (unknown) or newer\n")
+    result = diagnose(missing)
+    assert (result.cause, result.rule) == ("library_mismatch", "nvenc-libraries-not-loaded")
+    assert "NVIDIA_DRIVER_CAPABILITIES" in result.remedy
+
+
+def test_named_symbol_not_found_is_the_arch_only_in_a_kernel_launchs_own_check():
+    # bitsandbytes-foundation/bitsandbytes#1930 (train side of batch 47)
+    launch = "# RuntimeError: Error named symbol not found at line 233 in file /src/csrc/ops.cu\n"
+    assert (diagnose(launch).cause, diagnose(launch).rule) == ("arch_unsupported", "cuda-named-symbol-not-found")
+    # the other side: the driver API's bare wording in a container (tensorflow/tensorflow#68711, batch 2's train side)
+    bare = '"CUDA_ERROR_NOT_FOUND: named symbol not found" in Docker container\n'
+    assert diagnose(bare).rule != "cuda-named-symbol-not-found"
+
+
+@pytest.mark.parametrize("line", [
+    "Uncaught exception: Optix call 'optixInit()' failed.",  # NVlabs/instant-ngp#35 (train side of batch 49)
+    "Optix call (optixInit()) failed with code 7804 (line 157)",  # NVIDIA/OWL#12 (train side of batch 49)
+])
+def test_optix_init_failing_is_the_driver_with_the_missing_library_as_the_alternative(line):
+    result = diagnose(line + "\n")
+    assert (result.cause, result.rule) == ("driver_too_old", "optix-init-failed")
+    assert [a.cause for a in result.alternatives] == ["library_mismatch"]
