@@ -645,3 +645,22 @@ def test_optix_init_failing_is_the_driver_with_the_missing_library_as_the_altern
     result = diagnose(line + "\n")
     assert (result.cause, result.rule) == ("driver_too_old", "optix-init-failed")
     assert [a.cause for a in result.alternatives] == ["library_mismatch"]
+
+
+def test_conda_cuda_virtual_package_older_than_asked_is_the_driver_and_absent_is_no_driver():
+    # mamba-org/mamba#969 (train side of batch 54): the driver reports CUDA 10.2, the package wants 11.0
+    old = ("Encountered problems while solving:\n"
+           "  - package cudatoolkit-11.0.3-h15472ef_6 has constraint __cuda >=11.0 conflicting with __cuda-10.2-0\n")
+    assert (diagnose(old).cause, diagnose(old).rule) == ("driver_too_old", "conda-cuda-virtual-package-too-old")
+    # the other side (fieldsoftheworld/ftw-baselines#117): no __cuda at all, no driver detected
+    absent = "Virtual package '__cuda' does not match any of the available virtual packages\n"
+    assert diagnose(absent).cause == "driver_not_loaded"
+
+
+def test_a_conda_forge_cpu_build_string_is_a_cpu_build_and_its_cuda_build_is_not():
+    # microsoft/onnxruntime#23904 (train side of batch 54)
+    cpu = "`Linking onnxruntime-1.20.1-py312h414cfab_0_cpu`\n"
+    assert (diagnose(cpu).cause, diagnose(cpu).rule) == ("cpu_only_build", "conda-cpu-only-package")
+    # the other side: the same package's CUDA build, as conda-forge names it
+    cuda = "`Linking onnxruntime-1.20.1-py312h414cfab_200_cuda`\n"
+    assert diagnose(cuda, rules=_alone("conda-cpu-only-package")).cause == "unknown"
