@@ -664,3 +664,14 @@ def test_a_conda_forge_cpu_build_string_is_a_cpu_build_and_its_cuda_build_is_not
     # the other side: the same package's CUDA build, as conda-forge names it
     cuda = "`Linking onnxruntime-1.20.1-py312h414cfab_200_cuda`\n"
     assert diagnose(cuda, rules=_alone("conda-cpu-only-package")).cause == "unknown"
+
+
+def test_an_undefined_symbol_in_cudnns_own_loader_is_cudnn_and_elsewhere_a_library():
+    # skypilot-org/skypilot#2692 (train side of batch 55): cuDNN 8's sub-libraries of different releases
+    cudnn = ("Could not load library libcudnn_cnn_train.so.8. Error: /usr/local/cuda/lib64/libcudnn_cnn_train.so.8: "
+             "undefined symbol: _ZN5cudnn3cnn5infer22queryClusterPropertiesERPhS3_, version libcudnn_cnn_infer.so.8\n")
+    assert diagnose(cudnn).cause == "dnn_library_failure"
+    # the other side (wangtz19/NetMamba#26, batch 48's train side): an extension built for another torch
+    extension = ("ImportError: /home/xx/miniconda3/envs/NetMamba/lib/python3.10/site-packages/causal_conv1d_cuda.cpython-"
+                 "310-x86_64-linux-gnu.so: undefined symbol: *ZNK3c1017SymbolicShapeMeta18init*is_contiguousEv\n")
+    assert (diagnose(extension).cause, diagnose(extension).rule) == ("library_mismatch", "undefined-symbol")
