@@ -675,3 +675,17 @@ def test_an_undefined_symbol_in_cudnns_own_loader_is_cudnn_and_elsewhere_a_libra
     extension = ("ImportError: /home/xx/miniconda3/envs/NetMamba/lib/python3.10/site-packages/causal_conv1d_cuda.cpython-"
                  "310-x86_64-linux-gnu.so: undefined symbol: *ZNK3c1017SymbolicShapeMeta18init*is_contiguousEv\n")
     assert (diagnose(extension).cause, diagnose(extension).rule) == ("library_mismatch", "undefined-symbol")
+
+
+def test_a_tensorrt_engine_from_another_tensorrt_is_a_library_mismatch_not_a_missing_library():
+    # Broad-sky/feature-detection-matching-algorithm#12 (train side of batch 61)
+    engine = ("Error Code 1: Serialization (Serialization assertion safeVersionRead == safeSerializationVersion failed."
+              "Version tag does not match. Note: Current Version: 0, Serialized Engine Version: 97)\n"
+              "[12/24/2024-19:04:25] [E] [TRT] 4: [runtime.cpp::deserializeCudaEngine::65] Error Code 4: Internal "
+              "Error (Engine deserialization failed.)\n")
+    result = diagnose(engine)
+    assert (result.cause, result.rule) == ("library_mismatch", "tensorrt-engine-version-mismatch")
+    assert "trtexec" in result.remedy
+    # the other side: TensorRT's own library missing is the loader's business, not the engine's
+    missing = "ImportError: libnvinfer.so.8: cannot open shared object file: No such file or directory\n"
+    assert diagnose(missing).rule == "shared-object-missing"
