@@ -118,10 +118,29 @@ Is XNNPACK available: True
     'docker: Error response from daemon: Conflict. The container name "/trainer" is already in use by container '
     '"3f4e". You have to remove (or rename) that container to be able to reuse that name.',
     "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 2412 (apt-get)",
+    # The words "device" and "driver" alone are no GPU signal (they were tried for the gate and left out): a busy
+    # mount, a network interface, a database driver.
+    "umount: /mnt/data: target is busy.\nrm: cannot remove '/mnt/data': Device or resource busy",
+    "Error: Cannot find device \"eth1\"\nRTNETLINK answers: No such device",
+    "sqlalchemy.exc.NoSuchModuleError: Can't load plugin: sqlalchemy.dialects:postgres (driver failed to load)",
 ])
 def test_the_model_is_not_asked_without_signal_and_failure_or_on_a_code_bug(tmp_path, text):
     rules = _rules_without_rules(tmp_path, build(train_examples()[0]))
     assert diagnose(text, rules=rules).cause == "unknown"
+
+
+@pytest.mark.parametrize("text", [
+    # The stack's other parts, added to the gate after batch 62 (docs/diagnosis.md, "A wider gate"): with no CUDA
+    # or ROCm word, these reach the model now (TensorRT's and XLA's own words, ollama's server).
+    "[TensorRT] ERROR: INVALID_CONFIG: The engine plan file is generated on an incompatible device, expecting "
+    "compute 8.6 got compute 7.5, please rebuild.",
+    "XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time error: custom call failed",
+    "Error: ollama server failed to start the model runner",
+])
+def test_the_stacks_other_parts_let_the_model_speak(tmp_path, text):
+    rules = _rules_without_rules(tmp_path, build(train_examples()[0]))
+    result = diagnose(text, rules=rules)
+    assert result.cause != "unknown" and result.rule == "learned-naive-bayes"
 
 
 @pytest.mark.parametrize("content", [None, "{not json", json.dumps({"format": "something else"}),
