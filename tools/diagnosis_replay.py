@@ -13,7 +13,7 @@ function, with the settings given (default: the rules file's) and a model built 
 example except that set's (leave one set out). ``--overrule-below C`` tries what the engine does not do:
 letting the model overrule any rule whose stated confidence is below C (the ranked symptoms) when it
 reads another cause with a posterior of at least ``--overrule-weak``. ``--signal-extra`` tries a wider gate: one
-more ``learned.signal`` pattern (case-insensitive, as the file's). The line under the table counts the
+more ``learned.signal`` pattern, checked and compiled as the rules file's are. The line under the table counts the
 ``unknown`` answers left, the ones the issue's "no `unknown` on GPU-stack input" is about. Only train sides are read and trained on, so the
 figures can be rerun while choosing settings without measuring a held-out side. docs/diagnosis.md
 ("Complement scoring" and the sections before it) quotes the output. It takes a few minutes.
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -37,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 import gpumatrix.diagnose.learned as learned  # noqa: E402
 from gpumatrix.diagnose import facts_from_reports, load_rules  # noqa: E402
 from gpumatrix.diagnose.engine import learned_reading  # noqa: E402
+from gpumatrix.diagnose.rules import _compile_pattern  # noqa: E402
 from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
 from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402
 from tools.diagnosis_history import _git, freezing_commit, old_answers, table_row  # noqa: E402
@@ -113,10 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.overrule is not None:
         gate = dataclasses.replace(gate, overrule_fallbacks=None if args.overrule == "none" else float(args.overrule))
     if args.signal_extra:
-        try:
-            extra = re.compile(args.signal_extra, re.IGNORECASE)
-        except re.error as err:
-            parser.error(f"--signal-extra: {err}")
+        problems: list[str] = []  # the loader's own checks (bounded repeats, flags) for a pattern given here
+        extra = _compile_pattern("--signal-extra", args.signal_extra, problems)
+        if extra is None:
+            parser.error("; ".join(problems))
         gate = dataclasses.replace(gate, signal=gate.signal + (extra,))
     by_id = {rule.id: rule for rule in rules.rules}
     all_examples, _ = train_examples()
