@@ -59,7 +59,7 @@ def features(text: str) -> set[str]:
     return found
 
 
-def build(examples: Iterable[tuple[str, str]], sources: Mapping[str, str] | None = None) -> dict[str, Any]:
+def build(examples: Iterable[tuple[str, str]], sources: Mapping[str, int] | None = None) -> dict[str, Any]:
     """A model document from ``(cause, text)`` pairs; deterministic for the same pairs in any order."""
     documents: Counter[str] = Counter()
     counts: dict[str, Counter[str]] = {}
