@@ -689,3 +689,15 @@ def test_a_tensorrt_engine_from_another_tensorrt_is_a_library_mismatch_not_a_mis
     # the other side: TensorRT's own library missing is the loader's business, not the engine's
     missing = "ImportError: libnvinfer.so.8: cannot open shared object file: No such file or directory\n"
     assert diagnose(missing).rule == "shared-object-missing"
+
+
+def test_miopens_own_exception_is_miopen_and_another_librarys_is_not():
+    # ROCmSoftwarePlatform/hiptensorflow#56 (train side of batch 64): MIOpen's C++ exception escaping a convolution
+    miopen = ("terminate called after throwing an instance of 'miopen::Exception'\n"
+              "  what():  /data/repo/MIOpen/src/mlo_dir_conv.cpp:136: No solution found\n")
+    result = diagnose(miopen)
+    assert (result.cause, result.rule) == ("dnn_library_failure", "miopen-error")
+    # the other side: torch's own C++ exception thrown the same way names no MIOpen
+    torch_error = ("terminate called after throwing an instance of 'c10::Error'\n"
+                   "  what():  Expected all tensors to be on the same device\n")
+    assert diagnose(torch_error, rules=_alone("miopen-error")).cause == "unknown"
