@@ -701,3 +701,178 @@ def test_miopens_own_exception_is_miopen_and_another_librarys_is_not():
     torch_error = ("terminate called after throwing an instance of 'c10::Error'\n"
                    "  what():  Expected all tensors to be on the same device\n")
     assert diagnose(torch_error, rules=_alone("miopen-error")).cause == "unknown"
+
+
+def _read(text):
+    result = diagnose(text)
+    return result.cause, result.rule
+
+
+def test_allocation_failures_in_other_libraries_words_are_out_of_memory_and_other_statuses_are_not():
+    # JuliaGPU/CUDA.jl#111, donaldlab/OSPREY3#67, Bartzi/see#23 (train sides of batches 69, 65, 68)
+    assert _read("ERROR: LoadError: cudnnFindConvolutionForwardAlgorithm: 2: CUDNN_STATUS_ALLOC_FAILED\n") == (
+        "out_of_memory", "gpu-out-of-memory")
+    assert _read("jcuda.CudaException: CUDA_ERROR_OUT_OF_MEMORY\n    at jcuda.driver.JCudaDriver.cuCtxCreate(JCudaDriver"
+                 ".java:1514)\n") == ("out_of_memory", "gpu-out-of-memory")
+    assert _read("Exception in main training loop: out of memory to allocate 747110400 bytes (total 5722942464 bytes)\n"
+                 ) == ("out_of_memory", "gpu-out-of-memory")
+    # the other side: cuDNN's other statuses stay cuDNN's, and a host allocation named without a total is not read
+    assert _read("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n") == ("dnn_library_failure", "cudnn-error")
+    assert diagnose("MemoryError: out of memory to allocate 10 bytes\n", rules=_alone("gpu-out-of-memory")).cause == "unknown"
+
+
+def test_the_device_plugins_nvml_unknown_error_is_the_lost_cgroup_and_its_other_nvml_failures_the_runtime():
+    # containers/crun#1802 (train side of batch 63): the plugin's hint follows every NVML failure
+    hint = ("E0627 10:12:47.588076       1 factory.go:69] If this is a GPU node, did you set the docker default runtime "
+            "to `nvidia`?\n")
+    unknown = "E0627 10:12:47.588061       1 factory.go:68] Failed to initialize NVML: Unknown Error.\n" + hint
+    assert _read(unknown) == ("runtime_init_failure", "nvml-unknown-error")
+    # the other side (NVIDIA/k8s-device-plugin#176): NVML not there at all is the runtime that did not inject it
+    missing = "Failed to initialize NVML: could not load NVML library.\n" + hint
+    assert _read(missing) == ("container_toolkit_missing", "device-plugin-no-nvml")
+
+
+def test_cdi_and_sandbox_runtimes_that_cannot_hand_the_gpu_are_the_toolkit():
+    # containers/toolbox#1572 (train side of batch 63): a stale CDI spec naming the persistenced socket
+    cdi = ("Error: mount: /run/nvidia-persistenced/socket: mount point does not exist.\n"
+           "failed to apply mount from Container Device Interface for NVIDIA\n")
+    assert _read(cdi) == ("container_toolkit_missing", "cdi-spec-missing")
+    # google/gvisor#10605: runsc's nvproxy and a driver it does not know
+    gvisor = ("creating loader: registering filesystems: registering nvproxy driver: unsupported Nvidia driver version: "
+              "535.161.08\n")
+    assert _read(gvisor) == ("container_toolkit_missing", "gvisor-nvproxy-unsupported-driver")
+    # microsoftarchive/BatchAI#39: the node's own setup
+    assert _read("Cluster error: nvidiaConfigFail: NVIDIA GPU configuration failed unexpectedly\nReason: Failed to install "
+                 "nvidia-docker\n")[0] == "container_toolkit_missing"
+    # the other side: a mount failure that names no CDI, and a runsc error about something else
+    assert diagnose("Error: mount: /data: mount point does not exist.\n", rules=_alone("cdi-spec-missing")).cause == "unknown"
+    assert diagnose("registering nvproxy driver: open /dev/nvidiactl: permission denied\n",
+                    rules=_alone("gvisor-nvproxy-unsupported-driver")).cause == "unknown"
+
+
+def test_cudnn_in_a_frameworks_own_words_is_cudnn_and_other_native_links_are_libraries():
+    # mindspore-ai/mindspore#133 (train side of batch 68): built for cuDNN 7, another loaded
+    mindspore = ("ImportError: /envs/LPD/lib/python3.7/site-packages/mindspore/_c_expression.cpython-37m-x86_64-linux-gnu.so: "
+                 "undefined symbol: cudnnGetFilterSizeInBytes, version libcudnn.so.7\n")
+    assert _read(mindspore) == ("dnn_library_failure", "cudnn-library-missing")
+    # deeplearning4j/deeplearning4j#2879 (batch 69): JavaCPP's cuDNN binding
+    assert _read("java.lang.UnsatisfiedLinkError: no jnicudnn in java.library.path\n")[0] == "dnn_library_failure"
+    # the other side (rapidsai/spark-examples#85): cuDF's JNI library is the library, not cuDNN
+    cudf = ("java.lang.UnsatisfiedLinkError: ai.rapids.cudf.Table.gdfReadCSV([Ljava/lang/String;)J\n"
+            "    at ai.rapids.cudf.Table.gdfReadCSV(Native Method)\n")
+    assert _read(cudf) == ("library_mismatch", "undefined-symbol")
+    # and an undefined symbol of torch's stays the extension's mismatch
+    assert _read("ImportError: fused.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")[0] == "library_mismatch"
+
+
+def test_an_invalid_code_object_is_the_arch_and_other_hsa_errors_the_runtime():
+    # JuliaGPU/AMDGPU.jl#192 (train side of batch 69): a kernel for another gfx on a gfx803 card
+    invalid = "ERROR: HSA error (code #4112, HSA_STATUS_ERROR_INVALID_CODE_OBJECT: The code object is invalid.)\n"
+    assert _read(invalid) == ("arch_unsupported", "hip-no-binary-for-gpu")
+    # the other side: an HSA runtime that does not start
+    assert _read("hsa api call failure at: rocminfo.cc:1143\nHSA_STATUS_ERROR_OUT_OF_RESOURCES\n")[0] == "runtime_init_failure"
+
+
+def test_arch_refusals_in_other_languages_words():
+    # mumax/3#278, filecoin-project/rust-gpu-tools#79, JuliaGPU/CUDAdrv.jl#97 (train side of batch 69)
+    for text in ("No binary for GPU. Your nvidia driver may be out-of-date\n",
+                 "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)'\n",
+                 "Device capability v2.1.0 not supported by available toolchain\n"):
+        assert _read(text)[0] == "arch_unsupported", text
+    # the other side: a capability that is named without a refusal
+    assert diagnose("Device capability v8.6.0\n", rules=_alone("no-kernel-image")).cause == "unknown"
+
+
+def test_driver_too_old_in_cuda_jl_and_by_the_runtimes_code_35():
+    # JuliaGPU/CUDA.jl#2231, ollama/ollama#3417 (batch 69 train), GoogleCloudPlatform/container-engine-accelerators#115
+    for text in ("Error: CUDA driver 8.0.0 is not compatible with any supported CUDA toolkit (11.4.4, 11.5.2)\n",
+                 'msg="Unable to load cudart CUDA management library libcudart.so.11.0: cudart init failure: 35"\n',
+                 "Error occurred in CUDA_CALL: 35\n"):
+        assert _read(text) == ("driver_too_old", "cuda-driver-insufficient"), text
+    # the other side: another code is not the driver's age
+    assert diagnose("cudart init failure: 100\nError occurred in CUDA_CALL: 350\n",
+                    rules=_alone("cuda-driver-insufficient")).cause == "unknown"
+
+
+def test_cpu_builds_of_libtorch_dgl_and_open3d():
+    # mlverse/torch#182, dmlc/dgl#5427, isl-org/Open3D#3204 (train sides of batches 69, 68, 67)
+    assert _read("PyTorch is not linked with support for cuda devices (getDeviceGuardImpl at DeviceGuardImplInterface.h:216)\n"
+                 ) == ("cpu_only_build", "torch-not-compiled-with-cuda")
+    assert _read("dgl._ffi.base.DGLError: Check failed: allow_missing: Device API cuda is not enabled. Please install the "
+                 "cuda version of dgl.\n") == ("cpu_only_build", "framework-cpu-build")
+    assert _read("RuntimeError: [Open3D ERROR] MemoryManager::GetDeviceMemoryManager: Unimplemented device\n") == (
+        "cpu_only_build", "framework-cpu-build")
+    # the other side: DGL's device API present but the device missing is not a CPU build
+    assert diagnose("Check failed: e == cudaSuccess: no CUDA-capable device is detected (dgl)\n",
+                    rules=_alone("framework-cpu-build")).cause == "unknown"
+
+
+def test_native_engines_that_cannot_download_are_the_network():
+    # deepjavalibrary/djl#1448, opensearch-project/ml-commons#1902, mlverse/torch#437 (train side of batch 69)
+    djl = ("java.lang.IllegalStateException: Failed to download MXNet native library\n"
+           "        at ai.djl.mxnet.jna.LibUtils.downloadMxnet(LibUtils.java:312)\n")
+    assert _read(djl) == ("index_unreachable", "pip-network-error")
+    r_timeout = ("URL 'https://download.pytorch.org/libtorch/cpu/libtorch-macos-1.7.1.zip': Timeout of 60 seconds was "
+                 "reached\n")
+    assert _read(r_timeout)[0] == "index_unreachable"
+    # NVIDIA/gpu-operator#199 (batch 70 train): the registry's /v2/ answered by something else
+    assert _read('FATA[0000] pulling image: rpc error: code = Unknown desc = error pinging docker registry nvcr.io: '
+                 'Get "https://nvcr.io/v2/": Method Not Allowed\n')[0] == "index_unreachable"
+    # the other side: DJL loading a library it already has names no download
+    assert diagnose("at ai.djl.pytorch.jni.LibUtils.loadLibrary(LibUtils.java:79)\n",
+                    rules=_alone("pip-network-error")).cause == "unknown"
+
+
+def test_nccls_lines_without_their_prefix_and_its_library_and_shm():
+    # horovod/horovod#385 (train side of batch 66): NCCL's IB warnings as Horovod printed them
+    ib = ("[0] misc/ibvwrap.cu:205 WARN Call to ibv_open_device failed\n"
+          "[0] transport/net_ib.cu:109 WARN NET/IB : Unable to open device mlx4_8\n")
+    assert _read(ib) == ("collective_failure", "nccl-error")
+    # NVIDIA/nccl#983: init killed by a bus error is the shared memory
+    assert _read("call ncclCommInitRank got Signal: Bus error (7)\n") == ("shm_too_small", "nccl-shm")
+    # LargeWorldModel/LWM#44, ngimel/nccl.torch#5: NCCL's library not there
+    assert _read("NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will "
+                 "not work.\n") == ("library_mismatch", "nccl-library-missing")
+    assert _read("nccl/ffi.lua:195: 'libnccl.so not found in library path.\n")[0] == "library_mismatch"
+    # the other side: a bus error that names no NCCL init, and NCCL loaded is not missing
+    assert diagnose("mpirun noticed that process rank 0 exited on signal 7 (Bus error).\n",
+                    rules=_alone("nccl-shm")).cause == "unknown"
+    assert diagnose("NCCL version 2.18.1+cuda12.1\n", rules=_alone("nccl-library-missing")).cause == "unknown"
+
+
+def test_no_device_in_other_tools_words_and_tensorflows_missing_kernel_driver():
+    # owl-project/owl#93, epi2me-labs/wf-basecalling#6 (train sides of batches 67, 70)
+    assert _read("terminate called after throwing an instance of 'std::runtime_error'\n  what():  #owl: no CUDA capable "
+                 "devices found!\n") == ("no_device_visible", "no-cuda-gpus")
+    assert _read("[error] CUDA device requested but no devices found.\n")[0] == "no_device_visible"
+    # jeffheaton/t81_558_deep_learning#156 (batch 70 train): outside a container the kernel module is not loaded
+    host = ("kernel driver does not appear to be running on this host (ip-10-0-0-1.ec2.internal): "
+            "/proc/driver/nvidia/version does not exist\n")
+    assert _read(host) == ("driver_not_loaded", "tf-kernel-driver-not-running")
+    # the other side: in a container (its hostname is the container id) the GPU request is missing
+    container = ("kernel driver does not appear to be running on this host (63d81712eb52): "
+                 "/proc/driver/nvidia/version does not exist\n")
+    assert _read(container)[0] == "no_device_visible"
+    # and a training job's pod (GoogleCloudPlatform/community#2227, batch 41 train) is not read as the host
+    pod = ("kernel driver does not appear to be running on this host (dbpedia-exp-2-wgqpq4sg-ps-0): "
+           "/proc/driver/nvidia/version does not exist\n")
+    assert diagnose(pod, rules=_alone("tf-kernel-driver-not-running")).cause == "unknown"
+    # codalab/codalab-worksheets#324: TensorFlow's DSO loader in a container
+    codalab = ("I tensorflow/stream_executor/dso_loader.cc:99] Couldn't open CUDA library libcuda.so.1. LD_LIBRARY_PATH:\n"
+               "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:121] hostname: 63d81712eb52\n")
+    assert _read(codalab) == ("no_device_visible", "libcuda-missing-in-container")
+
+
+def test_build_time_library_words_of_bitsandbytes_flash_attn_and_spconv():
+    # bitsandbytes-foundation/bitsandbytes#778, Dao-AILab/flash-attention#825 (train side of batch 65)
+    assert _read("CUDA_SETUP: WARNING! libcudart.so not found in any environmental path. Searching in backup paths...\n"
+                 ) == ("library_mismatch", "bitsandbytes-cuda-setup")
+    assert _read("RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a "
+                 "supported version by running nvcc -V.\n") == ("library_mismatch", "extension-cuda-mismatch")
+    # traveller59/spconv#534 (batch 67 train): no prebuilt kernel for the arch
+    spconv = ("terminate called after throwing an instance of 'std::runtime_error'\n  what():  src/spconv/src/spconvlib/"
+              "ConvTunerSimple_cached_get_nvrtc_params.cc(18)\nnot implemented in c++, must be overrided in python!!!\n")
+    assert _read(spconv) == ("arch_unsupported", "spconv-no-prebuilt-kernel")
+    # the other side: the same file named without the refusal
+    assert diagnose("ConvTunerSimple_cached_get_nvrtc_params.cc(18) ok\n",
+                    rules=_alone("spconv-no-prebuilt-kernel")).cause == "unknown"
