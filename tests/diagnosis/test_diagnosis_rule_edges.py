@@ -876,3 +876,50 @@ def test_build_time_library_words_of_bitsandbytes_flash_attn_and_spconv():
     # the other side: the same file named without the refusal
     assert diagnose("ConvTunerSimple_cached_get_nvrtc_params.cc(18) ok\n",
                     rules=_alone("spconv-no-prebuilt-kernel")).cause == "unknown"
+
+
+def test_opencl_without_a_platform_a_loader_or_a_new_enough_runtime():
+    # brannondorsey/wifi-cracking#19, Lolliedieb/lolMiner-releases#237, LeelaChessZero/lc0#988 (train side of batch 73)
+    for text in ("hashcat (v3.6.0) starting...\n\nclGetPlatformIDs(): CL_PLATFORM_NOT_FOUND_KHR\n",
+                 "No OpenCL devices found in your system. Closing lolMiner.\n",
+                 "OpenCL: clGetPlatformIDs\nterminate called after throwing an instance of 'cl::Error'\n  what():  clGetPlatformIDs\n"):
+        assert _read(text) == ("driver_not_loaded", "opencl-no-platform"), text
+    # HandBrake/HandBrake#353: the ICD loader itself; Kiv/poclbm#18: the vendor runtime too old
+    assert _read("OpenCL: library not available\n") == ("library_mismatch", "opencl-library-missing")
+    assert _read("CAL version mismatch:\nThis OpenCL build requires version 1.4.879, version 1.4.635 installed.\n") == (
+        "driver_too_old", "opencl-driver-too-old")
+    # the other side: OpenCL that found its platform says nothing of a missing one
+    assert diagnose("OpenCL: clGetPlatformIDs returned 2 platforms\n", rules=_alone("opencl-no-platform")).cause == "unknown"
+
+
+def test_vulkan_and_opencl_allocation_failures_are_memory_and_vulkans_failed_instance_the_runtime():
+    # nihui/waifu2x-ncnn-vulkan#32, darktable-org/darktable#3374, xmrig/xmrig-cuda#31 (train side of batch 73)
+    for text in ("vkAllocateMemory failed -2\nweight allocator fallback to device memory\n",
+                 "[local laplacian cl] failed: -4\n",
+                 'thread #0 failed with error <randomx_prepare>:45 "out of memory"\n'):
+        assert _read(text) == ("out_of_memory", "gpu-out-of-memory"), text
+    # nihui/waifu2x-ncnn-vulkan#131: VK_ERROR_INITIALIZATION_FAILED on a present driver
+    assert _read('"vkCreateInstance failed -3"\n') == ("runtime_init_failure", "vulkan-init-failed")
+    # the other side: -9 is no driver at all, and another allocation code is not memory
+    assert _read("vkCreateInstance failed -9\n")[0] == "driver_not_loaded"
+    assert diagnose("vkAllocateMemory failed -20\n[blur cl] failed: -42\n", rules=_alone("gpu-out-of-memory")).cause == "unknown"
+
+
+def test_colab_without_a_gpu_runtime_is_no_device_and_elsewhere_the_driver():
+    # googlecolab/colabtools#5136 (train side of batch 71)
+    colab = ('  File "/content/Fooocus/ldm_patched/modules/model_management.py", line 90, in get_torch_device\n'
+             "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed "
+             "a driver from http://www.nvidia.com/Download/index.aspx\n")
+    assert _read(colab) == ("no_device_visible", "colab-no-gpu-runtime")
+    # the other side: the same words on a workstation are the host's driver
+    host = colab.replace("/content/", "/home/me/")
+    assert _read(host) == ("driver_not_loaded", "torch-found-no-nvidia-driver")
+
+
+def test_downloads_that_time_out_and_stub_packages_without_a_wheel():
+    # hisfog/SfMNeXt-Impl#24, lewandofskee/DiAD#16 (train side of batch 74); rapidsai/cucim#794 (batch 72)
+    assert _read("    sock.connect(sa)\nsocket.timeout: timed out\n")[0] == "index_unreachable"
+    assert _read("Connection to huggingface.co timed out\n")[0] == "index_unreachable"
+    assert _read("RuntimeError: Didn't find wheel for cucim-cu12 24.10.0\n") == ("package_unavailable", "pip-no-distribution")
+    # the other side: a wheel that was found names no missing one
+    assert diagnose("Found wheel for cucim-cu12 24.10.0\n", rules=_alone("pip-no-distribution")).cause == "unknown"
