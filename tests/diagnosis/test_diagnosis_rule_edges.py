@@ -923,3 +923,58 @@ def test_downloads_that_time_out_and_stub_packages_without_a_wheel():
     assert _read("RuntimeError: Didn't find wheel for cucim-cu12 24.10.0\n") == ("package_unavailable", "pip-no-distribution")
     # the other side: a wheel that was found names no missing one
     assert diagnose("Found wheel for cucim-cu12 24.10.0\n", rules=_alone("pip-no-distribution")).cause == "unknown"
+
+
+def test_pulls_that_back_off_are_refused_and_those_cut_off_are_the_network():
+    # NVIDIA/gpu-operator#560 (train side of batch 76): the kubelet backing off a pull
+    backoff = ("gpu-operator-resources   nvidia-container-toolkit-daemonset-xwp6p   0/1   Init:ImagePullBackOff   0   73m\n"
+               '  Back-off pulling image "nvcr.io/nvidia/cuda@sha256:ed723a1339cd"\n')
+    assert _read(backoff) == ("image_unavailable", "k8s-image-pull-backoff")
+    # infiniflow/ragflow#2607, moby/moby#35686: a layer cut off mid-download
+    assert _read("fb395f539ec6: Extracting [==>        ]  28.41MB/521.3MB\nunexpected EOF\n") == (
+        "index_unreachable", "pull-unexpected-eof")
+    assert _read("2ac332f39267: Download complete\nunexpected EOF\n")[0] == "index_unreachable"
+    # SECFORCE/LLMGoat#10: the daemon's bare denial
+    assert _read("Error response from daemon: denied\n") == ("image_unavailable", "registry-access-denied")
+    # the other side: an EOF after anything but a layer's progress, and a running pod
+    assert diagnose("reading config: unexpected EOF\n", rules=_alone("pull-unexpected-eof")).cause == "unknown"
+    assert diagnose("nvidia-driver-daemonset-jk2t8   1/1   Running   0   73m\n",
+                    rules=_alone("k8s-image-pull-backoff")).cause == "unknown"
+
+
+def test_an_extension_built_in_docker_build_has_no_gpu_but_outside_a_build_it_is_not_said():
+    # open-mmlab/mmdetection#1893 (train side of batch 75)
+    build = ("Step 12/12 : RUN pip install --no-cache-dir -e .\n"
+             "    OSError: CUDA is required to compile MMDetection!\n"
+             "    No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n")
+    assert _read(build) == ("no_device_visible", "extension-build-without-gpu")
+    # the other side: the same warning outside a build names no build
+    plain = "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\nOSError: CUDA is required to compile MMDetection!\n"
+    assert diagnose(plain, rules=_alone("extension-build-without-gpu")).cause == "unknown"
+
+
+def test_windows_dlls_not_found_are_libraries_unless_they_are_the_drivers():
+    # lshqqytiger/ZLUDA#3 (train side of batch 78)
+    hiprtc = ("The code execution cannot continue because hiprtc0507.dll was not found. To solve the problem, try "
+              "reinstalling the software\n")
+    assert _read(hiprtc) == ("library_mismatch", "windows-dll-load-failed")
+    # the other side: the driver's own DLL missing is no driver, not this rule
+    nvcuda = "The code execution cannot continue because nvcuda.dll was not found.\n"
+    assert diagnose(nvcuda, rules=_alone("windows-dll-load-failed")).cause == "unknown"
+
+
+def test_packages_and_kernels_missing_in_the_words_of_dnf_autogptq_ollama_and_wget():
+    # sukhmeetbawa/OpenCL-AMD-Fedora#23 (train side of batch 78): no repository for this release
+    dnf = ("Errors during downloading metadata for repository 'amdgpu-proprietary':\n  - Status code: 404 for "
+           "https://repo.radeon.com/amdgpu/5.4/rhel/9.1/proprietary/x86_64/repodata/repomd.xml (IP: 13.82.220.49)\n")
+    assert _read(dnf) == ("package_unavailable", "apt-package-missing")
+    # AutoGPTQ/AutoGPTQ#402, likelovewant/ollama-for-amd#33 (batch 77); docker-library/python#859 (batch 75)
+    assert _read("ERROR:auto_gptq.nn_modules.qlinear.qlinear_exllama:exllama_kernels not installed.\n") == (
+        "library_mismatch", "quantization-kernels-not-installed")
+    assert _read('level=WARN source=amd_linux.go:440 msg="amdgpu detected, but no compatible rocm library found.  '
+                 'Either install rocm v6"\n') == ("wrong_vendor_build", "ollama-amd-without-rocm")
+    assert _read("ERROR: The certificate of 'www.python.org' is not trusted.\n")[0] == "index_unreachable"
+    # the other side: a 404 for a package file is not the repository's metadata, a loaded kernel is not missing
+    assert diagnose("Status code: 404 for https://example.org/x86_64/foo.rpm\n",
+                    rules=_alone("apt-package-missing")).cause == "unknown"
+    assert diagnose("exllama_kernels installed\n", rules=_alone("quantization-kernels-not-installed")).cause == "unknown"
