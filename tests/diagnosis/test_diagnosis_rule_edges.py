@@ -978,3 +978,38 @@ def test_packages_and_kernels_missing_in_the_words_of_dnf_autogptq_ollama_and_wg
     assert diagnose("Status code: 404 for https://example.org/x86_64/foo.rpm\n",
                     rules=_alone("apt-package-missing")).cause == "unknown"
     assert diagnose("exllama_kernels installed\n", rules=_alone("quantization-kernels-not-installed")).cause == "unknown"
+
+
+def test_science_stacks_words_for_arch_memory_cpu_builds_and_the_driver():
+    # kokkos/kokkos#6565 (train side of batch 82): Kokkos built for another arch
+    assert _read("Kokkos::Cuda::initialize ERROR: likely mismatch of architecture\n") == (
+        "arch_unsupported", "kokkos-arch-mismatch")
+    # NVIDIA/DIGITS#2130, PennyLaneAI/pennylane-lightning-gpu#130: memory
+    assert _read("Out of memory in safe_reserve: 589390848 > 0 + 583860224 on device 1\n")[0] == "out_of_memory"
+    assert _read("PLException: [DataBuffer.hpp][Line:37][Method:DataBuffer]: Error in PennyLane Lightning: out of memory\n"
+                 )[0] == "out_of_memory"
+    # Qiskit/qiskit-aer#2351: the CPU package shadowing the GPU one
+    assert _read('RuntimeError: Simulation device "GPU" is not supported on this system\n') == (
+        "cpu_only_build", "framework-cpu-build")
+    # NVIDIA/warp#81: Warp without the driver's library
+    assert _read("Warp CUDA error: Could not open libcuda.so.\nWarp 0.7.2 initialized:\n   CUDA not available\n") == (
+        "driver_not_loaded", "libcuda-missing")
+    # the other side: Kokkos starting fine, and a simulation device that is supported
+    assert diagnose("Kokkos::Cuda::initialize OK\n", rules=_alone("kokkos-arch-mismatch")).cause == "unknown"
+    assert diagnose('Simulation device "GPU" selected\n', rules=_alone("framework-cpu-build")).cause == "unknown"
+
+
+def test_nvidias_index_placeholders_and_codes_of_the_cuda_samples_and_hami():
+    # NVIDIA/DALI#2067, #1078 (train side of batch 82): PyPI's placeholder and an index without the project
+    assert _read("    RuntimeError: This package should not be installed.\n    Please refer to NVIDIA instructions\n") == (
+        "package_unavailable", "pip-no-distribution")
+    assert _read("requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://pypi.org/simple/nvidia-dali/\n"
+                 ) == ("package_unavailable", "pip-no-distribution")
+    # NVIDIA/k8s-device-plugin#685, Project-HAMi/HAMi#1202 (batch 81 train)
+    assert _read('CUDA error at ../../common/inc/helper_cuda.h:708 code=30(cudaErrorUnknown) "cudaGetDeviceCount(&device_count)"\n'
+                 ) == ("runtime_init_failure", "cuda-unknown-error")
+    assert _read("[HAMI-core ERROR (pid:1834 thread=1 libvgpu.c:874)]: cuInit failed:100\n")[0] == "no_device_visible"
+    # the other side: another HTTP error of a package page is not a missing project, another cuInit code not no device
+    assert diagnose("404 Client Error: Not Found for url: https://example.org/files/x.whl\n",
+                    rules=_alone("pip-no-distribution")).cause == "unknown"
+    assert diagnose("cuInit failed:1000\n", rules=_alone("no-cuda-gpus")).cause == "unknown"
