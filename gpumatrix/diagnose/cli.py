@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                "stack, a model trained on real messages gives a low-confidence guess (rule: learned-naive-bayes, "
                "confidence 0.2) with the checks that tell it apart. The confidence is a tier, not a probability: "
                "on held-out real messages, answers at 0.8-0.9 were right about 19 times in 20, and those at "
-               "0.2 (the model) and 0.3 (a fallback) about 2 in 3, so below 0.5 run the alternatives' checks too; "
+               "0.2 (the model) and 0.3 (a fallback) about 7 in 10, so below 0.5 run the alternatives' checks too; "
                "see docs/diagnosis.md.",
     )
     parser.add_argument("log", nargs="?", default="-", help="log file to read, or - for stdin (default)")

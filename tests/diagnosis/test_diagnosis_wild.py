@@ -605,7 +605,7 @@ def test_the_stated_confidence_means_what_the_help_says():
     from gpumatrix.diagnose.cli import build_parser
 
     claims = ("answers at 0.8-0.9 were right about 19 times in 20",
-              "and those at 0.2 (the model) and 0.3 (a fallback) about 2 in 3")
+              "and those at 0.2 (the model) and 0.3 (a fallback) about 7 in 10")
     epilog = " ".join(build_parser().epilog.split())
     readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
     for claim in claims:
@@ -620,4 +620,4 @@ def test_the_stated_confidence_means_what_the_help_says():
                 tiers[tier][1] += result.cause == case.cause
     (rules, rules_right), (guesses, guesses_right) = tiers["rules"], tiers["guesses"]
     assert rules_right / rules >= 0.93, tiers  # about 19 in 20
-    assert 0.6 <= guesses_right / guesses <= 0.73, tiers  # about 2 in 3
+    assert 0.65 <= guesses_right / guesses <= 0.77, tiers  # about 7 in 10
