@@ -34,9 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import gpumatrix.diagnose.learned as learned  # noqa: E402
-from gpumatrix.diagnose import facts_from_reports, load_rules  # noqa: E402
+from gpumatrix.diagnose import RulesError, facts_from_reports, load_rules  # noqa: E402
 from gpumatrix.diagnose.engine import learned_reading  # noqa: E402
-from gpumatrix.diagnose.rules import _compile_pattern  # noqa: E402
 from gpumatrix.diagnose.text import clean_lines, decode, prepare  # noqa: E402
 from tools.build_diagnosis_model import WILD_DIR, train_examples  # noqa: E402
 from tools.diagnosis_history import _git, freezing_commit, old_answers, table_row  # noqa: E402
@@ -113,10 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.overrule is not None:
         gate = dataclasses.replace(gate, overrule_fallbacks=None if args.overrule == "none" else float(args.overrule))
     if args.signal_extra:
-        problems: list[str] = []  # the loader's own checks (bounded repeats, flags) for a pattern given here
-        extra = _compile_pattern("--signal-extra", args.signal_extra, problems)
-        if extra is None:
-            parser.error("; ".join(problems))
+        try:  # the loader's own checks (bounded repeats, flags) and the file's fragments for a pattern given here
+            extra = rules.compile_pattern(args.signal_extra, "--signal-extra")
+        except RulesError as err:
+            parser.error("; ".join(err.problems))
         gate = dataclasses.replace(gate, signal=gate.signal + (extra,))
     by_id = {rule.id: rule for rule in rules.rules}
     all_examples, _ = train_examples()

@@ -243,6 +243,17 @@ class RuleSet:
     hsa_override: Mapping[str, str] = field(default_factory=dict)
     path: str = ""
     learned: Learned | None = None
+    fragments: Mapping[str, str] = field(default_factory=dict)
+
+    def compile_pattern(self, source: str, where: str = "pattern") -> re.Pattern[str]:
+        """Compile one more pattern as the loader compiles the file's own: the same checks (bounded repeats,
+        no unbounded wildcard) and this file's ``(?&name)`` fragments. Raises :class:`RulesError` naming ``where``.
+        """
+        problems: list[str] = []
+        compiled = _compile_pattern(where, source, problems, self.fragments)
+        if compiled is None:
+            raise RulesError(self.path, problems)
+        return compiled
 
 
 # ---------------------------------------------------------------- loading
@@ -541,4 +552,5 @@ def parse_rules(raw: Any, path: str) -> RuleSet:
     if problems:
         raise RulesError(path, problems)
     return RuleSet(rules=tuple(rules), layers=layers, summaries=summaries, unknown_remedy=unknown_remedy,
-                   checks=checks, hsa_override=hsa_override, path=path, learned=learned)
+                   checks=checks, hsa_override=hsa_override, path=path, learned=learned,
+                   fragments={name: source for name, source in fragments.items() if source is not None})

@@ -95,6 +95,24 @@ def test_a_fragment_is_written_once_and_used_as_a_subpattern(tmp_path):
     assert diagnose("the fan is fine", rules=ruleset).cause == "unknown"
 
 
+def test_a_pattern_compiled_later_gets_the_files_fragments_and_checks(tmp_path):
+    # what tools/diagnosis_replay.py --signal-extra does with a pattern given on its command line
+    path = _write(tmp_path, """\
+        fragments:
+          failure: 'fail(?:s|ed)?|broke'
+        rules:
+          - {id: fan, cause: hardware_fault, patterns: ['fan'], remedy: r, explanation: e}
+    """)
+    ruleset = load_rules(path)
+    assert ruleset.compile_pattern(r"\bpump (?&failure)\b").search("the pump broke")
+    with pytest.raises(RulesError) as err:
+        ruleset.compile_pattern("pump.*(?&failure)", "--signal-extra")
+    assert err.value.problems == ["--signal-extra: pattern 'pump.*(?&failure)' has an unbounded wildcard or a "
+                                  "quantified group; use a bounded class such as [^ ]{0,80}"]
+    with pytest.raises(RulesError, match=r"uses \(\?&failur\), which is not declared"):
+        ruleset.compile_pattern("pump (?&failur)")
+
+
 def test_fragment_mistakes_name_the_place_and_the_fix(tmp_path):
     path = _write(tmp_path, """\
         fragments:
