@@ -1055,3 +1055,132 @@ def test_java_and_colab_words_read_only_in_their_own_form():
     # ROCm 6's HIP runtime DLL missing is the driver's, not a library of the environment
     assert diagnose("The code execution cannot continue because amdhip64_6.dll was not found.\n",
                     rules=_alone("windows-dll-load-failed")).cause == "unknown"
+
+
+def test_certificates_offline_sockets_and_a_missing_cuda_virtual_package():
+    # conda/conda#4893, sjtug/mirror-requests#412, hpcaitech/Open-Sora#427 (train sides of batches 88 and 86)
+    assert _read('SSLError(SSLError(SSLError("bad handshake: Error([(\'SSL routines\', \'ssl3_get_server_certificate\', '
+                 "'certificate verify failed')],)\",),),)\n") == ("index_unreachable", "pip-network-error")
+    assert _read("  ├─▶ client error (Connect)\n  ╰─▶ invalid peer certificate: Other(OtherError(\n") == (
+        "index_unreachable", "pip-network-error")
+    assert _read("    sock.connect(sa)\nOSError: [Errno 101] Network is unreachable\n") == (
+        "index_unreachable", "pip-network-error")
+    # openmm/NNPOps#96, conda-forge/pytorch-cpu-feedstock#364: the solver wants __cuda, which only a driver gives
+    nnpops = ("Could not solve for environment specs\nEncountered problems while solving:\n"
+              "  - nothing provides __cuda needed by pytorch-1.13.1-cuda112py310he33e0d6_200\n")
+    assert _read(nnpops) == ("driver_not_loaded", "conda-no-cuda-virtual-package")
+    assert _read("the most important error is this tiny line `__cuda =* *, which is missing on the system;`\n")[0] == (
+        "driver_not_loaded")
+    # the other side: any other package the solver cannot find stays a missing package
+    other = nnpops.replace("__cuda needed", "libtorch needed")
+    assert _read(other) == ("package_unavailable", "conda-packages-not-found")
+    assert diagnose("Other(OtherError(invalid peer name: example.org))\n", rules=_alone("pip-network-error")).cause == "unknown"
+
+
+def test_installer_space_ucx_sigbus_and_hugectr():
+    # conda-forge/cudatoolkit-dev-feedstock#28 (batch 88 train): a makeself installer unpacking into a full /tmp
+    assert _read("Got 'Ensure there is enough space in /tmp and that the installation package is not corrupt'\n") == (
+        "disk_full", "disk-full")
+    # msr-fiddle/pipedream#76 (batch 85 train): UCX's handler reporting SIGBUS under NCCL in a container
+    assert _read("[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n"
+                 " 2 0x000000000007587d ncclGroupEnd()  ???:0\n") == ("shm_too_small", "ucx-bus-error")
+    assert diagnose("[host:3039 :0:3095] Caught signal 11 (Segmentation fault: address not mapped)\n",
+                    rules=_alone("ucx-bus-error")).cause == "unknown"
+    # NVIDIA-Merlin/HugeCTR#30, #287 (batch 83 train)
+    assert _read("Runtime error: out of memory /mnt/HugeCTR/HugeCTR/include/general_buffer.hpp:64\n") == (
+        "out_of_memory", "gpu-out-of-memory")
+    assert _read("RuntimeError: Runtime error: unhandled system error\n        ncclGroupEnd() at "
+                 "ResourceManagerCore(/hugectr/HugeCTR/src/resource_managers/resource_manager_core.cpp:176)\n") == (
+        "collective_failure", "nccl-error")
+    # the other side: host memory in a file that is no source line, and a system error without an NCCL call
+    assert diagnose("Runtime error: out of memory while reading the config\n",
+                    rules=_alone("gpu-out-of-memory")).cause == "unknown"
+    assert diagnose("RuntimeError: unhandled system error in the data reader\n", rules=_alone("nccl-error")).cause == (
+        "unknown")
+
+
+def test_toolchains_and_extensions_built_for_another_cuda():
+    # NVIDIA-Merlin/NVTabular#1658 (batch 84 train): the driver's JIT linker quoting ptxas
+    numba = ("numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR\n"
+             "ptxas application ptx input, line 9; fatal   : Unsupported .version 7.7; current version is '7.4'\n")
+    assert _read(numba) == ("driver_too_old", "cuda-ptx-unsupported-toolchain")
+    # nvcc's own ptxas, with no driver JIT named, is not the driver
+    assert diagnose("ptxas fatal   : Unsupported .version 7.7; current version is '7.4'\n",
+                    rules=_alone("cuda-ptx-unsupported-toolchain")).cause == "unknown"
+    # databrickslabs/dolly#168, hpcaitech/Open-Sora#134 (batches 85 and 86 train)
+    assert _read("Exception: >- DeepSpeed Op Builder: Installed CUDA version 9.1 does not match the version torch was "
+                 "compiled with 11.8, unable to compile cuda/cpp extensions without a matching cuda version.\n") == (
+        "library_mismatch", "extension-cuda-mismatch")
+    old_torch = ("RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the "
+                 "version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 12.1.\n")
+    assert _read(old_torch) == ("library_mismatch", "extension-cuda-mismatch")
+    # ROCm/TheRock#3628 (batch 12 train): 'Cuda None' is a torch without CUDA, not another CUDA
+    assert diagnose(old_torch.replace("Cuda 12.1.", "Cuda None."), rules=_alone("extension-cuda-mismatch")).cause == (
+        "unknown")
+
+
+def test_windows_dll_failures_in_other_languages_and_for_cuda_extensions():
+    # QwenLM/Qwen3-VL#571, kijai/ComfyUI-WanVideoWrapper#1580, loscrossos/lib_flashattention#1 (batch 86 train)
+    assert _read("DLL load failed while importing flash_attn_2_cuda: 找不到指定的模块。\n") == (
+        "library_mismatch", "windows-dll-load-failed")
+    assert _read("Can't import SageAttention: DLL load failed while importing libtriton: 找不到指定的模組。\n") == (
+        "library_mismatch", "windows-dll-load-failed")
+    assert _read("DLL load failed while importing flash_attn_2_cuda\n") == ("library_mismatch", "windows-dll-load-failed")
+    # the other side: a module that is no CUDA extension, with no reason given
+    assert diagnose("DLL load failed while importing _ssl\n", rules=_alone("windows-dll-load-failed")).cause == "unknown"
+
+
+def test_kernels_for_other_gpus_in_the_words_of_more_tools():
+    # deepbeepmeep/HunyuanVideoGP#47 (batch 86 train): weak, with the driver as the alternative
+    image = diagnose("RuntimeError: CUDA error: device kernel image is invalid\n")
+    assert (image.cause, image.rule) == ("arch_unsupported", "invalid-kernel-image")
+    assert "driver_too_old" in [a.cause for a in image.alternatives]
+    # ROCm/flash-attention#29, pccr10001/comfyui-gfx1151-fa#3 (batch 86 train)
+    ck = ("RuntimeError: DeviceGroupedMultiheadAttentionForward_Xdl_CShuffle_V2<256, 128, 128, 32, 8, 8, 128, 128, 32, "
+          "2, Default, ASpecDefault> does not support this problem\n")
+    assert _read(ck) == ("arch_unsupported", "ck-does-not-support-problem")
+    assert _read("Flash Attention failed, using default SDPA: FlashAttention currently only supports MI100 and RX7000 "
+                 "and above\n") == ("arch_unsupported", "gpu-too-old-for-feature")
+    # google-deepmind/alphafold3#46, bitsandbytes-foundation/bitsandbytes#118, src-d/kmcuda#13, heterodb/pg-strom#241,
+    # microsoft/onnxruntime#15250 (batches 87 and 89 train)
+    assert _read("ValueError: implementation='triton' is unsupported on this GPU generation.\n")[0] == "arch_unsupported"
+    assert _read("ERROR: Your GPU does not support Int8 Matmul!\n")[0] == "arch_unsupported"
+    assert _read("compute capability mismatch for device 0: wanted 6.1, have 3.7\n")[0] == "arch_unsupported"
+    assert _read("LOG:  GPU0 Quadro K4200 (7 SMs, 784MHz), capability 3.0, NOT SUPPORTED\n")[0] == "arch_unsupported"
+    assert _read("The engine plan file is generated on an incompatible device. expecting compute 7.5 got compute 6.1. "
+                 "please rebuild.\n") == ("arch_unsupported", "tensorrt-engine-other-gpu")
+    # the other side: a CK message without the instance's template, and a capability that is supported
+    assert diagnose("this kernel does not support this problem\n",
+                    rules=_alone("ck-does-not-support-problem")).cause == "unknown"
+    assert diagnose("GPU0 Tesla V100 (80 SMs), capability 7.0, supported\n", rules=_alone("no-kernel-image")).cause == (
+        "unknown")
+
+
+def test_tensorrts_error_35_truncated_libraries_and_libva():
+    # wang-xinyu/tensorrtx#685, vbanakha/edgePtychoNN#5 (batch 89 train): 35 is cudaErrorInsufficientDriver
+    assert _read("[E] [TRT] CUDA initialization failure with error 35.\n Please check your CUDA installation\n") == (
+        "driver_too_old", "cuda-driver-insufficient")
+    assert _read("  what():  CUDA initialization failure with error: 35. Please check your CUDA installation\n")[0] == (
+        "driver_too_old")
+    assert diagnose("[E] [TRT] CUDA initialization failure with error 100.\n",
+                    rules=_alone("cuda-driver-insufficient")).cause == "unknown"
+    # dusty-nv/jetson-inference#1736: a truncated library
+    assert _read("imagenet: error while loading shared libraries: /usr/lib/aarch64-linux-gnu/libnvinfer.so.8: file too "
+                 "short\n") == ("library_mismatch", "shared-object-missing")
+    # jefflessard/plex-vaapi-amdgpu-mod#4 (batch 90 train)
+    assert _read("libva: /config/Cache/va-dri-linux-x86_64/radeonsi_drv_video.so has no function __vaDriverInit_1_0\n"
+                 ) == ("library_mismatch", "libva-driver-abi-mismatch")
+    assert diagnose("libva info: Found init function __vaDriverInit_1_20\n",
+                    rules=_alone("libva-driver-abi-mismatch")).cause == "unknown"
+    # spritsail/plex-media-server#34: a container without the GPU is the first alternative to the codec libraries
+    nvenc = diagnose("ERROR - [Transcode] [FFMPEG] - Cannot load libnvidia-encode.so.1\n")
+    assert nvenc.rule == "nvenc-libraries-not-loaded"
+    assert [a.cause for a in nvenc.alternatives][:1] == ["no_device_visible"]
+
+
+def test_nvidia_smis_unknown_error_is_the_runtime():
+    # Azure/AKS#4552 (batch 84 train): nvidia-smi in the device plugin's pod
+    assert _read("manually running the startup scipt `nvidia-device-plugin` I get the following error "
+                 "`nvidia-smi: Unknown Error`\n") == ("runtime_init_failure", "nvml-unknown-error")
+    # the other side: nvidia-smi naming an unknown option is no runtime failure
+    assert diagnose("nvidia-smi: Unknown option --foo\n", rules=_alone("nvml-unknown-error")).cause == "unknown"
