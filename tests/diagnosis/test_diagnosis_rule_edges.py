@@ -1184,3 +1184,86 @@ def test_nvidia_smis_unknown_error_is_the_runtime():
                  "`nvidia-smi: Unknown Error`\n") == ("runtime_init_failure", "nvml-unknown-error")
     # the other side: nvidia-smi naming an unknown option is no runtime failure
     assert diagnose("nvidia-smi: Unknown option --foo\n", rules=_alone("nvml-unknown-error")).cause == "unknown"
+
+
+def test_cluster_nodes_words_for_the_toolkit_the_disk_and_a_driver_without_gpus():
+    # rancher/rke2#3385, NVIDIA/gpu-feature-discovery#36 (train side of batch 91)
+    rke2 = ('nvidia-container-toolkit-ctr time="2022-09-26T15:50:01Z" level=fatal msg="Error: unable to load config: '
+            '(6, 21): unexpected token type in inline table: keys cannot contain { character"\n')
+    assert _read(rke2) == ("container_toolkit_missing", "toolkit-config-unusable")
+    assert _read("GFD returns 'no labels generated from any source'\n") == (
+        "container_toolkit_missing", "toolkit-config-unusable")
+    # canonical/microk8s#2115, Azure/AKS#1271, cozystack/cozystack#3563, okd-project/okd#2350
+    assert _read("Status:         Failed\nReason:         Evicted\nMessage:        Pod The node had condition: "
+                 "[DiskPressure].\n") == ("disk_full", "disk-full")
+    assert _read("# nvidia-smi\nsh: 27: nvidia-smi: not found\n") == ("no_device_visible", "nvidia-smi-missing")
+    assert _read("the module loads, `/dev/nvidia0` appears, and `nvidia-smi -L` on the host returns `No devices found`, "
+                 "no error anywhere.\n") == ("driver_not_loaded", "no-nvidia-device")
+    assert _read("WARNING: broken Driver Toolkit image detected:\n- Node kernel:    6.12.0-224.el10.x86_64\n") == (
+        "package_unavailable", "driver-toolkit-kernel-mismatch")
+    # the other side: a toolkit that loaded its config, a node under memory pressure
+    assert diagnose('nvidia-container-toolkit-ctr level=info msg="Successfully loaded config"\n',
+                    rules=_alone("toolkit-config-unusable")).cause == "unknown"
+    assert diagnose("Message: Pod The node had condition: [MemoryPressure].\n", rules=_alone("disk-full")).cause == (
+        "unknown")
+
+
+def test_the_metadata_service_is_no_index_and_git_and_the_hub_are():
+    # awslabs/amazon-eks-ami#1748 (batch 91 train): curl to the instance metadata service beside the driver failing
+    eks = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+           "NVIDIA driver is installed and running.\nconfigure-nvidia.sh[2177]: curl: (7) Failed to connect to "
+           "169.254.169.254 port 80 after 0 ms\n")
+    assert _read(eks)[0] == "driver_not_loaded"
+    assert diagnose("curl: (7) Failed to connect to 169.254.169.254 port 80 after 0 ms\n",
+                    rules=_alone("pip-network-error")).cause == "unknown"
+    assert _read("curl: (7) Failed to connect to download.pytorch.org port 443 after 0 ms\n")[0] == "index_unreachable"
+    # Mikubill/sd-webui-controlnet#764, mlcommons/mlperf-automations#523, baichuan-inc/Baichuan-7B#83
+    assert _read("fatal: unable to access 'https://github.com/AUTOMATIC1111/stable-diffusion-webui.git/': Failed to "
+                 "connect to 127.0.0.1 port 7890 after 2092 ms: Couldn't connect to server\n")[0] == "index_unreachable"
+    assert _read("fatal: unable to access 'https://github.com/mlcommons/mlperf-automations.git/': server certificate "
+                 "verification failed. CAfile: none CRLfile: none\n")[0] == "index_unreachable"
+    assert _read("OSError: We couldn't connect to 'https://huggingface.co' to load this file\n")[0] == "index_unreachable"
+    # the other side: git refusing a repository that is not there is no network failure
+    assert diagnose("fatal: unable to access 'https://example.org/x.git/': The requested URL returned error: 404\n",
+                    rules=_alone("pip-network-error")).cause == "unknown"
+
+
+def test_links_dma_and_device_less_backends():
+    # NVIDIA/nccl#2329, pytorch/pytorch#13045 (batch 95 train)
+    assert _read("P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their "
+                 "connectivity, and is probably due to a hardware issue.\n") == ("hardware_fault", "nvlink-p2p-disabled")
+    iommu = ("[1118468.873266] nvidia 0000:0a:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000f "
+             "address=0x00000000ea13a000 flags=0x0020]\n")
+    assert _read(iommu) == ("collective_failure", "iommu-blocks-p2p")
+    assert diagnose(iommu.replace("nvidia 0000:0a:00.0", "xhci_hcd 0000:0a:00.0"),
+                    rules=_alone("iommu-blocks-p2p")).cause == "unknown"
+    # vladmandic/sdnext#3201 (batch 92 train), siegelz/core-bench#32 (batch 94 train)
+    assert _read("[W Device.cpp:127] Warning: XPU Device count is zero! (function initGlobalDevicePoolState)\n") == (
+        "driver_not_loaded", "intel-xpu-no-device")
+    assert _read("VM has reported a failure when processing extension 'NvidiaGpuDriverLinux' (publisher "
+                 "'Microsoft.HpcCompute')\n") == ("driver_not_loaded", "cloud-driver-extension-failed")
+    # microsoft/DirectML#177 (batch 105 train)
+    dml = ("Expected one of cpu, cuda, xpu, mkldnn, opengl, opencl, ideep, hip, msnpu, xla, vulkan device type at "
+           "start of device string: dml\n")
+    assert _read(dml) == ("cpu_only_build", "torch-without-directml")
+    assert diagnose(dml.replace(": dml", ": gpu"), rules=_alone("torch-without-directml")).cause == "unknown"
+
+
+def test_toolchain_files_and_jetson_video_pieces():
+    # taichi-dev/taichi#807, scikit-hep/awkward#3673, PennyLaneAI/pennylane-lightning#875, lightgbm-org/LightGBM#1998
+    assert _read("[E llvm_context.cpp] Bitcode file (C:\\anaconda3\\lib\\site-packages\\taichi\\lib/slim_libdevice.10.bc"
+                 ") not found.\n") == ("library_mismatch", "gpu-toolchain-part-missing")
+    assert _read("FileNotFoundError: [Errno 2] No such file or directory: '/home/a/envs/t/nvvm/libdevice/libdevice.10."
+                 "bc'\n") == ("library_mismatch", "gpu-toolchain-part-missing")
+    assert _read("Error in PennyLane Lightning: custatevec dynamic library load failure\n") == (
+        "library_mismatch", "shared-object-missing")
+    assert _read("LightGBMError: No OpenCL device found\n") == ("driver_not_loaded", "opencl-no-platform")
+    # dusty-nv/jetson-inference#1727, idavis/jetson-containers#28 (batch 103 train)
+    assert _read('[gstreamer] gstDecoder -- failed to create pipeline\n[gstreamer]    (no element "nvv4l2decoder")\n'
+                 ) == ("library_mismatch", "gstreamer-nvidia-element-missing")
+    assert _read("Opening channel /dev/nvhost-nvdec failed\nNVMEDIA: NvMMDecNVMEDIACreateParser: 2782: - Could not get "
+                 "NVDEC Channel handle\n") == ("no_device_visible", "jetson-nvhost-node-missing")
+    # the other side: another element missing, a libdevice that was found
+    assert diagnose('(no element "x264enc")\n', rules=_alone("gstreamer-nvidia-element-missing")).cause == "unknown"
+    assert diagnose("Bitcode file libdevice.10.bc loaded\n", rules=_alone("gpu-toolchain-part-missing")).cause == (
+        "unknown")

@@ -60,8 +60,8 @@ FROZEN = {
     # batch 9: broad, other ecosystems (JAX, Singularity, vLLM); rules alone: 26. NVML's return codes by the
     # bindings' names: gpustat-110 (+1; it surfaced in the search for the rule's sources, not blind)
     # batch 9: manga-image-translator-210 wrong with batches 75-78's model (-1, a learned guess), right again with
-    # batches 83-90's (+1)
-    "batch9": {"cases": 39, "before": 28, "after": 28, "now": 33},
+    # batches 83-90's (+1), wrong again with batches 91-106's (-1)
+    "batch9": {"cases": 39, "before": 28, "after": 28, "now": 32},
     # batch 10: raspberry-pi-pcie-devices-549 wrong with batches 47-50's model (-1, a learned guess), right again with
     # batches 51-54's (+1)
     "batch10": {"cases": 36, "before": 33, "after": 35, "now": 34},
@@ -90,8 +90,8 @@ FROZEN = {
     # batch 17: hiptensorflow-74 wrong with batches 41-44's model (-1, the model no longer overrules fallback-dnn)
     "batch17": {"cases": 34, "before": 27, "after": 29, "now": 31},
     # batch 18: k8s-device-plugin-222 right after its own retraining, wrong again with batch 27's (-1), right again
-    # with batches 83-90's (+1)
-    "batch18": {"cases": 30, "before": 28, "after": 29, "now": 29},
+    # with batches 83-90's (+1), wrong again with batches 91-106's (-1)
+    "batch18": {"cases": 30, "before": 28, "after": 29, "now": 28},
     "batch19": {"cases": 40, "before": 33, "after": 33, "now": 34},  # the train sides' CPU-torch prose (stable-diffusion-132)
     # batch 20: g2pw-cantonese-1 (a learned guess, right with batches 17-20's model, wrong again with extra12's, -1);
     # NCCL 2.12+'s shm wording (deepep-53); tensorrt-2257 wrong with batches 33-34's model (-1, a learned guess),
@@ -120,12 +120,14 @@ FROZEN = {
     # batches 29-30: collected by two helpers in parallel (batch29 NVIDIA everyday failures, batch30 ROCm, WSL and
     # pasted reports), measured with the rules and model of 575b932; their train-side rules moved none of their
     # held-out messages
-    "batch29": {"cases": 17, "before": 13, "after": 13},
+    # batch 29: faster-whisper-809 right with batches 91-106's model (+1, a learned guess)
+    "batch29": {"cases": 17, "before": 13, "after": 13, "now": 14},
     "batch30": {"cases": 21, "before": 18, "after": 18},
     # batches 31-32: two helpers again (batch31 containers, clusters and the machine underneath; batch32 frameworks
     # and apps other than plain PyTorch), measured with the rules and model of a92aef5
     # batch 31: dorado-1469 right with batches 63-70's model, hami-core-170 with batches 71-74's (+2, learned guesses)
-    "batch31": {"cases": 19, "before": 14, "after": 14, "now": 16},
+    # batch 31: hami-core-170 wrong with batches 91-106's model (-1: it no longer overrules the driver-API fallback)
+    "batch31": {"cases": 19, "before": 14, "after": 14, "now": 15},
     # batch 32: TensorFlow's "kernel driver does not appear to be running" outside a container, written from batch
     # 70's train side, reads tensorflow-255 (+1; its miss line was printed when batch 32 froze, sessions earlier)
     "batch32": {"cases": 21, "before": 19, "after": 19, "now": 20},
@@ -197,7 +199,8 @@ FROZEN = {
     # and model of 0e19628; their train-side rules and the retrained model moved none of their held-out messages
     # batch 51: countnet-5 wrong with batches 63-70's model (-1, a learned guess), right again with batches 71-74's
     # (the model no longer overrules the NVIDIA user-driver fallback there)
-    "batch51": {"cases": 24, "before": 24, "after": 24},
+    # batch 51: countnet-5 wrong with batches 91-106's model (-1, a learned guess)
+    "batch51": {"cases": 24, "before": 24, "after": 24, "now": 23},
     "batch52": {"cases": 17, "before": 16, "after": 16},
     "batch53": {"cases": 25, "before": 23, "after": 23},
     "batch54": {"cases": 18, "before": 11, "after": 11, "now": 12},
@@ -212,7 +215,8 @@ FROZEN = {
     "batch55": {"cases": 19, "before": 14, "after": 14, "now": 15},
     # batch 56: XLA's "DNN library initialization failed", written from batch 62's train side, reads viper_rl-8 (+1;
     # printed at freezing, not blind)
-    "batch56": {"cases": 14, "before": 10, "after": 10, "now": 11},
+    # batch 56: taichi-nerfs-94 wrong with batches 91-106's model (-1, a learned guess)
+    "batch56": {"cases": 14, "before": 10, "after": 10, "now": 10},
     "batch57": {"cases": 23, "before": 19, "after": 21, "now": 22},
     "batch58": {"cases": 11, "before": 9, "after": 10},
     # batches 59-62: four helpers (batch59 mixed and other accelerators, batch60 desktop container engines, batch61 GPU
@@ -237,8 +241,9 @@ FROZEN = {
     "batch63": {"cases": 15, "before": 11, "after": 11},
     "batch64": {"cases": 22, "before": 21, "after": 21},
     "batch65": {"cases": 19, "before": 19, "after": 19},
-    # batch 66: UCX's SIGBUS is a too-small /dev/shm (batch 85's train side): megatron-lm-516 (+1, blind)
-    "batch66": {"cases": 19, "before": 14, "after": 14, "now": 15},
+    # batch 66: UCX's SIGBUS is a too-small /dev/shm (batch 85's train side): megatron-lm-516 (+1, blind);
+    # mscclpp-657 wrong with batches 91-106's model (-1, a learned guess)
+    "batch66": {"cases": 19, "before": 14, "after": 14, "now": 14},
     "batch67": {"cases": 20, "before": 17, "after": 20},
     "batch68": {"cases": 22, "before": 20, "after": 20},
     "batch69": {"cases": 17, "before": 13, "after": 12},
@@ -288,6 +293,31 @@ FROZEN = {
     "batch88": {"cases": 19, "before": 18, "after": 19},
     "batch89": {"cases": 15, "before": 14, "after": 15},
     "batch90": {"cases": 23, "before": 16, "after": 18},
+    # batches 91-98: eight helpers (batch91 the GPU Operator and driver containers on Kubernetes, batch92 image-
+    # generation front ends on end-user machines, batch93 the Hugging Face training stack, batch94 cloud GPU VMs and
+    # their driver setups, batch95 multi-GPU workstations and P2P, batch96 laptops, hybrid graphics and eGPUs,
+    # batch97 scientific Python GPU libraries, batch98 GPU test and benchmark tools), measured with the rules and
+    # model of 1ee6206. Batches 99 and 103-106 (robotics stacks, DeepStream and Jetson video analytics, quantization
+    # kernels, AMD on Windows, HPC clusters) were cut short when the session's search budget ran out (2 to 8
+    # messages a side; 100-102 found none), measured with batches 91-98's train-side rules (44fd9ab) and the same
+    # model. After: git's certificate failure (batch 98's train side) reads atlahs-8, and the Hugging Face hub's
+    # connection errors (batch 93's) prophet-46 (+2; printed at freezing, not blind); the retrained model reads
+    # meta-tegra-713 right and numba-9134 wrong (learned guesses). Batch 94's container-engine-accelerators-237 was
+    # also taken for batch 91's train side by a collector working at the same time; it was dropped there, with the
+    # rule written from it, before these figures were taken
+    "batch91": {"cases": 14, "before": 6, "after": 6},
+    "batch92": {"cases": 22, "before": 17, "after": 17},
+    "batch93": {"cases": 21, "before": 20, "after": 21},
+    "batch94": {"cases": 21, "before": 14, "after": 14},
+    "batch95": {"cases": 15, "before": 13, "after": 13},
+    "batch96": {"cases": 18, "before": 14, "after": 14},
+    "batch97": {"cases": 17, "before": 13, "after": 12},
+    "batch98": {"cases": 16, "before": 10, "after": 11},
+    "batch99": {"cases": 2, "before": 1, "after": 1},
+    "batch103": {"cases": 6, "before": 4, "after": 5},
+    "batch104": {"cases": 2, "before": 1, "after": 1},
+    "batch105": {"cases": 4, "before": 4, "after": 4},
+    "batch106": {"cases": 1, "before": 0, "after": 0},
 }
 
 # Train-only sets (no held-out side): the figure when each arrived, measured with the rules and model of
@@ -314,6 +344,37 @@ TRAIN_ONLY = {
 # relabelled or matched by a rule written for one thread (docs/diagnosis.md, batch 7). Strict:
 # when a later rule gets one right, the test says so and the entry must go.
 KNOWN_TRAIN_MISSES = {
+    # wild batches 91-106
+    "faster-whisper-1259": "batch 91 train: 'CUDA driver version is insufficient' with a host driver new enough; the "
+                           "fix (a GPU request for the pod) is not in the text",
+    "volcano-vgpu-device-plugin-89": "batch 91 train: libcuda.so.1 missing, with no container or pod named in the "
+                                     "text (the thread: a pod without the driver injected)",
+    "sagemaker-mxnet-inference-toolkit-112": "batch 94 train: MXNet's missing libcuda.so.1 in a SageMaker image run "
+                                             "on a CPU instance; the text names neither the image nor the instance",
+    "lmstudio-bug-tracker-554": "batch 96 train: LM Studio's 'Could not find or load NVML library', labelled a "
+                                "library problem; the vocabulary reads the driver's NVML missing as the driver",
+    "fooocus-3126": "batch 96 train: torch's 'Found no NVIDIA driver' on an AMD machine, which the text does not name",
+    "jakeday-linux-surface-457": "batch 96 train: NVML's 'Unknown Error' for a device handle on a Surface Book's "
+                                 "detachable GPU (the runtime); most threads with these words are the card, which "
+                                 "stays the answer and the runtime its alternative",
+    "tomosipo-20": "batch 97 train: 'CUDA driver version is insufficient' where the thread found no driver loaded; "
+                   "the words are the old-driver ones",
+    "pymoresane-22": "batch 97 train: PyCUDA's 'cuInit failed: unknown error', labelled the driver from the thread; "
+                     "the words are CUDA's unknown runtime error",
+    "gpu-burn-15": "batch 98 train: gpu_burn dying on cuBLAS' EXECUTION_FAILED (labelled the card); the status alone "
+                   "reads as cuBLAS without kernels for the arch",
+    "cuda-memtest-52": "batch 98 train: a bare 'CUDA error: initialization error', which in most threads is CUDA "
+                       "touched before a fork (a code bug) and stays unread",
+    "rocminfo-38": "batch 98 train: 'Unable to open /dev/kfd read-write: Bad address' with HSA's OUT_OF_RESOURCES, "
+                   "labelled a permission from the thread; the words are the runtime's",
+    "gpu-operator-1017": "batch 98 train: the vectorAdd sample's 'CUDA driver version is insufficient', labelled the "
+                         "toolkit from a pull request's context the text does not carry",
+    "gpu-monitoring-tools-90": "batch 98 train: a bare 'Failed to initialize NVML' from dcgm-exporter, labelled the "
+                               "toolkit; alone it reads as the driver",
+    "nvidia-container-toolkit-154": "batch 98 train: nvidia-container-cli's 'load library failed: libnvidia-ml.so.1',"
+                                    " labelled the toolkit here and the driver in five other train threads",
+    "jetson-containers-1397": "batch 103 train: OpenCV's missing libcuda.so.1 during a Jetson image build without the"
+                              " nvidia default runtime; the text does not show the build",
     # wild batches 83-90
     "llama-gpt-132": "batch 18 train: nvidia-container-cli's 'nvml error: unknown error' (labelled the toolkit); the "
                      "container-stack fallback reads it so, and the model retrained with batches 83-90 overrules it "
