@@ -1295,3 +1295,183 @@ def test_toolchain_files_and_jetson_video_pieces():
         "unknown")
     assert diagnose("Bitcode file libdevice.10.bc loaded\n", rules=_alone("gpu-toolchain-part-missing")).cause == (
         "unknown")
+
+
+def test_apps_that_load_cuda_themselves_name_what_they_could_not_load():
+    # flathub/org.blender.Blender#8 (batch 108 train): Cycles without kernels for the card, OpenCL's missing ICD beside
+    cycles = ("device_cuda.cpp:2107] Neither precompiled kernels nor CUDA compiler wad found, unable to use CUDA\n"
+              "opencl_util.cpp:760] Error fetching platforms:CL_PLATFORM_NOT_FOUND_KHR\n")
+    assert _read(cycles) == ("arch_unsupported", "cycles-no-cuda-kernels")
+    assert _read(cycles.splitlines()[1] + "\n") == ("driver_not_loaded", "opencl-no-platform")
+    # k2-fsa/sherpa-onnx#878 (batch 109 train); the other side: a DLL that is no CUDA library
+    assert _read("Could not locate cublasLt64_12.dll. Please make sure it is in your library path!\n") == (
+        "library_mismatch", "cuda-toolkit-dll-not-located")
+    assert diagnose("Could not locate zlib1.dll. Please make sure it is in your library path!\n",
+                    rules=_alone("cuda-toolkit-dll-not-located")).cause == "unknown"
+    # OHF-Voice/wyoming-piper#32 (batch 109 train); the other side: a GPU provider among those available
+    ort = ("UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available "
+           "providers: 'AzureExecutionProvider, CPUExecutionProvider'\n")
+    assert _read(ort) == ("cpu_only_build", "onnxruntime-provider-cpu-package")
+    assert diagnose(ort.replace("'AzureExecutionProvider", "'TensorrtExecutionProvider"),
+                    rules=_alone("onnxruntime-provider-cpu-package")).cause == "unknown"
+    # janhq/jan#4971 (batch 113 train); the other side: the app's Vulkan engine
+    engine = ('Could not load library "D:\\Jan\\engines\\cortex.llamacpp\\windows-amd64-avx2-cuda-12-0\\v0.1.55/'
+              'engine.dll" The specified module could not be found.\n')
+    assert _read(engine) == ("library_mismatch", "llm-app-cuda-engine-unloadable")
+    assert diagnose(engine.replace("cuda-12-0", "vulkan"), rules=_alone("llm-app-cuda-engine-unloadable")).cause == (
+        "unknown")
+    # turboderp-org/exui#61 (batch 113 train); the other side: a NameError of the program's own
+    assert _read("    ext_c = exllamav2_ext\nNameError: name 'exllamav2_ext' is not defined\n") == (
+        "library_mismatch", "exllama-extension-not-loaded")
+    assert diagnose("NameError: name 'exllama_model' is not defined\n",
+                    rules=_alone("exllama-extension-not-loaded")).cause == "unknown"
+
+
+def test_jvm_and_dotnet_bindings_whose_cuda_library_will_not_load():
+    # kunzmi/ImageStackAlignator#25, jcuda/jcuda-main#17, MysterionRise/mavenized-jcuda#3,
+    # deeplearning4j/deeplearning4j-examples#692 (batch 112 train)
+    for text in ("System.DllNotFoundException\uff1aUnable to load DLL\u201cnppisu64_10\u201d:\n",
+                 'java.lang.UnsatisfiedLinkError: Error while loading native library "JCublas2-0.8.0-windows-x86_64"\n',
+                 "java.lang.UnsatisfiedLinkError: no JCudaRuntime-apple-x86_64 in java.library.path\n",
+                 "java.lang.UnsatisfiedLinkError: C:\\Users\\u\\.javacpp\\cache\\cuda-9.1-7.1-1.4.1-windows-x86_64.jar"
+                 "\\org\\bytedeco\\javacpp\\windows-x86_64\\jnicuda.dll: Can't find dependent libraries\n"):
+        assert _read(text) == ("library_mismatch", "managed-binding-cuda-library-unloadable"), text
+    # the other side: bindings of libraries that are no part of CUDA
+    alone = _alone("managed-binding-cuda-library-unloadable")
+    assert diagnose("java.lang.UnsatisfiedLinkError: no opencv_java460 in java.library.path\n",
+                    rules=alone).cause == "unknown"
+    assert diagnose("System.DllNotFoundException: Unable to load DLL 'e_sqlite3'\n", rules=alone).cause == "unknown"
+
+
+def test_jax_and_xla_name_the_plugin_the_ptxas_and_the_collective():
+    # google-deepmind/torax#1369 (batch 114 train); the other side: the plugin failing on a missing library
+    plugin = ("Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda12.initialize()\n"
+              "AttributeError: module 'jax._src.lib.triton' has no attribute 'register_compilation_handler'\n")
+    assert _read(plugin) == ("library_mismatch", "jax-plugin-other-release")
+    assert diagnose(plugin.splitlines()[0] + "\nImportError: libcusparse.so.12: cannot open shared object file\n",
+                    rules=_alone("jax-plugin-other-release")).cause == "unknown"
+    # bytedance/PXDesign#14 (batch 114 train); the other side: ptxas' info line for the same target
+    assert _read("ptxas fatal   : Program with .target 'sm_90a' cannot be compiled to future architecture\n") == (
+        "library_mismatch", "ptxas-future-architecture")
+    assert diagnose("ptxas info    : Compiling entry function 'f' for 'sm_90a'\n",
+                    rules=_alone("ptxas-future-architecture")).cause == "unknown"
+    # google-research/t5x#864 (batch 114 train); the other side: the same call logged without a failure
+    nccl = ("nccl_all_reduce_thunk.cc:70: NCCL operation ncclAllReduce(send_buffer, recv_buffer, element_count, "
+            "dtype, reduce_op, comm, gpu_stream) failed: unhandled cuda error\n")
+    assert _read(nccl) == ("collective_failure", "xla-nccl-operation-failed")
+    assert diagnose(nccl.replace(" failed: unhandled cuda error", " enqueued"),
+                    rules=_alone("xla-nccl-operation-failed")).cause == "unknown"
+    # jax-ml/jax#28194 (batch 114 train), a weak reading; the other side: another platform
+    nodev = ("RuntimeError: Unable to initialize backend 'cuda': INTERNAL: no supported devices found for platform "
+             "CUDA (you may need to uninstall the failing plugin package)\n")
+    assert _read(nodev) == ("no_device_visible", "jax-no-supported-devices")
+    assert diagnose(nodev.replace("'cuda'", "'rocm'").replace("platform CUDA", "platform ROCM"),
+                    rules=_alone("jax-no-supported-devices")).cause == "unknown"
+    # pyro-ppl/numpyro#1115 (batch 114 train): the older spelling of XLA's out of memory
+    assert _read("RuntimeError: Resource exhausted: Out of memory while trying to allocate 15273920000 bytes.\n") == (
+        "out_of_memory", "tf-xla-out-of-memory")
+
+
+def test_hpc_containers_and_sandboxes_that_get_no_driver():
+    # labsyspharm/mcmicro#209 (batch 110 train); the other side: the ROCm counterpart, another vendor's files
+    assert _read("INFO:    Could not find any nv files on this host!\n") == (
+        "driver_not_loaded", "singularity-no-nv-files")
+    assert diagnose("INFO:    Could not find any rocm files on this host!\n",
+                    rules=_alone("singularity-no-nv-files")).cause == "unknown"
+    # apptainer/apptainer#1314 (batch 110 train); the other side: the same words outside a build
+    build = ("INFO:    Running post scriptlet\n+ nvidia-smi\n/.post.script: 1: /.post.script: nvidia-smi: not found\n"
+             "FATAL:   While performing build: while running engine: exit status 127\n")
+    assert _read(build) == ("no_device_visible", "apptainer-build-without-gpu")
+    assert _read(build.replace("While performing build: while running engine", "exit"))[1] != (
+        "apptainer-build-without-gpu")
+    # janhq/jan#7825 (batch 108 train); the other side: the same library missing outside a Flatpak
+    jan = ("llama-server --list-devices failed: /home/m/.var/app/ai.jan.Jan/data/Jan/data/llamacpp/backends/b8149/"
+           "linux-avx-cuda-cu12.0-x64/build/bin/llama-server: error while loading shared libraries: libcuda.so.1: "
+           "cannot open shared object file: No such file or directory\n")
+    assert _read(jan) == ("no_device_visible", "flatpak-libcuda-missing")
+    assert _read(jan.replace("/.var/app/ai.jan.Jan/data", "/opt")) == ("driver_not_loaded", "libcuda-missing")
+    # containers/ramalama#899 (batch 110 train): a CDI spec naming the driver before an upgrade; the other side:
+    # a library that is not the driver's
+    stale = ("Error: crun: cannot stat `/usr/lib64/libEGL_nvidia.so.550.135`: No such file or directory: OCI runtime "
+             "attempted to invoke a command that was not found\n")
+    assert _read(stale) == ("container_toolkit_missing", "cdi-spec-missing")
+    assert diagnose(stale.replace("libEGL_nvidia", "libEGL_mesa"), rules=_alone("cdi-spec-missing")).cause == (
+        "unknown")
+    # NVIDIA/deepops#1214 (batch 118 train), studio-dots-ai/dots.ocr#11 (batch 117 train)
+    assert _read("fatal: We were configured to autodetect nvml functionality, but we weren't able to find that lib "
+                 "when Slurm was configured.\n") == ("cpu_only_build", "slurm-built-without-nvml")
+    assert _read("INFO 08-02 02:39:50 [__init__.py:248] No platform detected, vLLM is running on UnspecifiedPlatform"
+                 "\n") == ("no_device_visible", "vllm-no-platform")
+    assert diagnose("INFO 08-02 02:39:50 [__init__.py:239] Automatically detected platform cuda.\n",
+                    rules=_alone("vllm-no-platform")).cause == "unknown"
+
+
+def test_host_driver_module_vgpu_features_and_compiled_targets():
+    # nagadomi/waifu2x#22 (batch 119 train); the other side: another vendor's module
+    assert _read("modprobe: ERROR: could not insert 'nvidia_331_uvm': Invalid argument\n") == (
+        "driver_not_loaded", "nvidia-module-insert-failed")
+    assert diagnose("modprobe: ERROR: could not insert 'vboxdrv': Invalid argument\n",
+                    rules=_alone("nvidia-module-insert-failed")).cause == "unknown"
+    # RobotecAI/RobotecGPULidar#322 (batch 118 train), a weak reading; the other side: another status
+    assert _read("[critical]: Unrecoverable error (code=500): failed to get primary CUDA context: operation not "
+                 "supported (801)\n") == ("runtime_init_failure", "cuda-operation-not-supported")
+    assert diagnose("failed to get primary CUDA context: operation not permitted (800)\n",
+                    rules=_alone("cuda-operation-not-supported")).cause == "unknown"
+    # NVIDIA/TorchFort#8 (batch 115 train); the other side: advice on another flag
+    assert _read("Accelerator Fatal Error: This file was compiled: -acc=gpu -gpu=cc70 -gpu=cc80\n"
+                 "Rebuild this file with -gpu=cc89 to use NVIDIA Tesla GPU 0\n") == (
+        "arch_unsupported", "nvhpc-accelerator-other-cc")
+    assert diagnose("Rebuild this file with -O2\n", rules=_alone("nvhpc-accelerator-other-cc")).cause == "unknown"
+    # Nik-V9/HEAPUtil#2 (batch 121 train); the other side: the metadata naming the package asked for
+    assert _read("WARNING: Generating metadata for package faiss-gpu produced metadata for project name faiss-cpu. "
+                 "Fix your #egg=faiss-gpu fragments.\n") == ("package_unavailable", "faiss-gpu-pypi-placeholder")
+    assert diagnose("Generating metadata for package faiss-gpu produced metadata for project name faiss-gpu\n",
+                    rules=_alone("faiss-gpu-pypi-placeholder")).cause == "unknown"
+
+
+def test_numbers_and_words_added_to_older_rules_with_batches_107_122():
+    # OpenCL's -1001 by number (samr7/vanitygen#73, arrayfire/arrayfire#2369, batch 111 train); the other side:
+    # CUDA saying why it failed first (openmm/openmm#1829, batch 107 train), and another OpenCL code
+    assert _read("clGetPlatformIDs(0): Unknown code -1001\n") == ("driver_not_loaded", "opencl-no-platform")
+    assert _read("OpenCL Error (-1001): Unknown OpenCL Error (-1001) when calling clGetPlatformIDs\n") == (
+        "driver_not_loaded", "opencl-no-platform")
+    assert _read("OpenCL platform error: Error initializing context: clGetPlatformIDs (-1001)\n"
+                 "CUDA platform error: Error initializing CUDA: CUDA_ERROR_NO_DEVICE (100)\n") == (
+        "no_device_visible", "no-cuda-gpus")
+    assert diagnose("clGetPlatformIDs(0): Unknown code -1000\n", rules=_alone("opencl-no-platform")).cause == (
+        "unknown")
+    # xmrig/xmrig-nvidia#247 (batch 111 train): NVRTC without its builtins, before the kernel image it then lacks
+    assert _read("nvrtc: error: failed to load builtins\n[CUDA] Error: device kernel image is invalid\n") == (
+        "library_mismatch", "gpu-toolchain-part-missing")
+    # HandBrake/HandBrake#1458 (batch 111 train); the other side: another NVENC status
+    nvenc = "[h264_nvenc @ 0000002e21ba9780] Cannot get the preset configuration: invalid version (15)\n"
+    assert _read(nvenc) == ("driver_too_old", "nvenc-driver-too-old")
+    assert diagnose(nvenc.replace("invalid version (15)", "invalid param (8)"),
+                    rules=_alone("nvenc-driver-too-old")).cause == "unknown"
+    # downloads (Comfy-Org/desktop#380, TerraLabAI/QGIS_AI-Segmentation#123, idealo/image-super-resolution#236,
+    # batches 108 and 119 train)
+    assert _read("  |-> error decoding response body\n  `-> operation timed out\n")[0] == "index_unreachable"
+    assert _read("Download failed: Host github.com not found\n")[0] == "index_unreachable"
+    assert _read("Exception: URL fetch failure on https://example.org/w.hdf5: None -- [Errno 110] Connection timed "
+                 "out\n")[0] == "index_unreachable"
+    # Windows' connection reset is only a fallback: beside an out-of-memory it gives way (daswer123/xtts-api-server#63)
+    reset = ("ConnectionResetError(10054, 'An existing connection was forcibly closed by the remote host', None, "
+             "10054, None)\n")
+    assert _read(reset) == ("index_unreachable", "network-route-or-certificate-words")
+    assert _read(reset + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")[0] == (
+        "out_of_memory")
+    # memory in other words (Fannovel16/ComfyUI-Frame-Interpolation#25, AMReX-Codes/amrex#3300,
+    # gy20073/compact_bilinear_pooling#21); the other side: a cuFFT status that is not the allocation's
+    assert _read("Allocation on device 0 would exceed allowed memory. (out of memory)\n") == (
+        "out_of_memory", "gpu-out-of-memory")
+    assert _read("amrex::Abort::0::CUDA error 2 in file ../Src/Base/AMReX_Arena.cpp line 173: out of memory !!!\n") == (
+        "out_of_memory", "gpu-out-of-memory")
+    assert _read("Check failed: (cufftPlanMany(&plan, 1, &n, CUFFT_R2C, hw)) == CUFFT_SUCCESS (2 vs. 0)\n") == (
+        "out_of_memory", "gpu-out-of-memory")
+    assert diagnose("Check failed: (cufftExecR2C(plan, in, out)) == CUFFT_SUCCESS (5 vs. 0)\n",
+                    rules=_alone("gpu-out-of-memory")).cause == "unknown"
+    # glotzerlab/hoomd-blue#516, huggingface/alignment-handbook#85 (batches 107 and 120 train)
+    assert _read("GPU execution requested, but this hoomd was built without CUDA support\n") == (
+        "cpu_only_build", "framework-built-without-cuda")
+    assert _read("ImportError: /env/lib/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol\n") == (
+        "library_mismatch", "undefined-symbol")
