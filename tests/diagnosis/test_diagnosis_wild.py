@@ -654,6 +654,8 @@ KNOWN_TRAIN_MISSES = {
                        "text does not say it ran in Colab",
     "google-colab-notebooks-11": "batch 122 train: torch's 'Found no NVIDIA driver' in a Colab runtime without a "
                                  "GPU; the text does not say it ran in Colab",
+    "pxdesign-14": "batch 114 train: ptxas' 'cannot be compiled to future architecture' for sm_90a PTX, labelled a "
+                   "toolkit mismatch (no fix in the thread); the words are Hopper-only PTX on a newer GPU, the arch",
     "numbapro-examples-10": "batch 97 train: cuInit's NOT_INITIALIZED labelled the driver too old; the words are "
                             "the runtime's, and a learned guess that overruled the runtime fallback read it right "
                             "until batches 107-122's model",
