@@ -6,7 +6,9 @@ capped window of it, matches every rule's patterns and asks the model. This scri
 inputs the robustness tests use (5 MB of random bytes, one 5 MB line, 5 MB of newlines and NULs, near
 misses built from the rules' own words, a 6.6 MB log with the error on its last line) and on one
 ordinary wild message. Each figure is the median of ``--runs`` timed calls after one warm-up call (the
-model and the rules are loaded once per process, before any timing).
+model and the rules are loaded once per process, before any timing). One more row times what the first
+question that reaches the learned tier pays once per process: reading the shipped model file into a
+``Model`` (``load_model`` without its cache).
 
 ``--baseline DIR`` times another copy of the repository (e.g. ``git archive <rev> | tar -x -C DIR``) in
 a child process per round, interleaved with this checkout's, so both see the same load on a noisy
@@ -67,10 +69,18 @@ def inputs(repo: Path) -> dict[str, bytes | str]:
 def measure(repo: Path, runs: int) -> dict[str, float]:
     """Median seconds per input for the copy of gpumatrix at ``repo`` (in this process)."""
     sys.path.insert(0, str(repo))
-    from gpumatrix.diagnose import diagnose
+    from gpumatrix.diagnose import diagnose, learned
 
     diagnose(ORDINARY)  # loads the rules and the model
     medians = {}
+    load = getattr(learned.load_model, "__wrapped__", learned.load_model)  # the file read each time, no cache
+    model = str(repo / "gpumatrix" / "data" / "diagnosis_model.json")
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        load(model)
+        times.append(time.perf_counter() - start)
+    medians["loading the model (once per process)"] = statistics.median(times)
     for name, data in inputs(repo).items():
         diagnose(data)
         times = []

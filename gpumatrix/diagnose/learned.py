@@ -120,7 +120,9 @@ class Model:
             documents = [int(n) for n in document["documents"]]
             alpha = float(document["alpha"])
             scoring = str(document.get("scoring", "multinomial"))
-            table = {str(f): [(int(i), int(n)) for i, n in row] for f, row in document["features"].items()}
+            rows = document["features"]
+            if not isinstance(rows, Mapping):
+                raise TypeError(f"features is a {type(rows).__name__}, not a mapping")
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
             raise ModelError(path, f"malformed ({type(err).__name__}: {err})") from err
         width = len(self.classes)
@@ -129,35 +131,47 @@ class Model:
             raise ModelError(path, f"classes outside the vocabulary: {', '.join(strangers[:5])}")
         if not width or len(documents) != width or min(documents) <= 0 or len(set(self.classes)) != width:
             raise ModelError(path, "classes and documents disagree")
-        if not table or not math.isfinite(alpha) or alpha <= 0:
+        if not rows or not math.isfinite(alpha) or alpha <= 0:
             raise ModelError(path, "no features, or a smoothing that is not a positive number")
         if scoring not in SCORINGS:
             raise ModelError(path, f"scoring {scoring!r} is not one of {', '.join(SCORINGS)}")
+        # One pass over the ~10^5 features: check each row, add up the class totals and turn its counts into
+        # gains (what a feature adds to a class's score), which need only the row itself. A shipped model is
+        # read on the first question that needs it, so this pass is most of that first answer's time.
+        log = math.log
+        complement = scoring == "complement"
+        log_alpha = log(alpha)
         totals = [0] * width
-        for row in table.values():
-            for i, n in row:
-                if not 0 <= i < width or n <= 0:
-                    raise ModelError(path, "a feature names a class that is not listed, or a count below 1")
-                totals[i] += n
+        self._gain = {}
+        try:
+            for feature, row in rows.items():
+                seen = alpha
+                for i, n in row:
+                    if type(i) is not int or type(n) is not int or not 0 <= i < width or n <= 0:
+                        raise ModelError(path, "a feature names a class that is not listed, or a count below 1")
+                    totals[i] += n
+                    seen += n
+                if complement:
+                    # -log P(feature | every other class), less the part all classes share: a class gains where the
+                    # other classes rarely show the feature. No prior: the complement already weighs class sizes.
+                    log_seen = log(seen)
+                    self._gain[str(feature)] = [(i, log_seen - log(seen - n)) for i, n in row]
+                else:
+                    # log P(feature | class) - log P(unseen feature | class): only the classes it was seen in.
+                    self._gain[str(feature)] = [(i, log((n + alpha) / alpha)) for i, n in row]
+        except (TypeError, ValueError) as err:
+            raise ModelError(path, f"malformed ({type(err).__name__}: {err})") from err
         if [int(n) for n in document.get("totals", totals)] != totals:
             raise ModelError(path, "the totals are not the sums of the feature counts")
         self.examples = sum(documents)
-        vocabulary = len(table)
-        if scoring == "multinomial":
-            self._prior = [math.log(n / self.examples) for n in documents]
-            self._unseen = [math.log(alpha) - math.log(t + alpha * vocabulary) for t in totals]
-            # log P(feature | class) - log P(unseen feature | class): only the classes a feature was seen in.
-            self._gain = {f: [(i, math.log((n + alpha) / alpha)) for i, n in row] for f, row in table.items()}
-        else:
-            # -log P(feature | every other class), less the part all classes share: a class gains where the
-            # other classes rarely show the feature. No prior: the complement already weighs class sizes.
+        vocabulary = len(self._gain)
+        if complement:
             everything = sum(totals)
             self._prior = [0.0] * width
-            self._unseen = [math.log(everything - t + alpha * vocabulary) for t in totals]
-            self._gain = {}
-            for f, row in table.items():
-                seen = sum(n for _, n in row) + alpha
-                self._gain[f] = [(i, math.log(seen) - math.log(seen - n)) for i, n in row]
+            self._unseen = [log(everything - t + alpha * vocabulary) for t in totals]
+        else:
+            self._prior = [log(n / self.examples) for n in documents]
+            self._unseen = [log_alpha - log(t + alpha * vocabulary) for t in totals]
 
     def read(self, text: str) -> Reading:
         """The causes ranked by posterior, and the three words that favoured the first most."""

@@ -306,3 +306,19 @@ def test_complement_scoring_follows_its_formula_and_older_files_stay_multinomial
     assert all(math.isclose(p, expected[cls], rel_tol=1e-9) for cls, p in reading.ranked)
     older = {key: value for key, value in document.items() if key != "scoring"}  # a file from before the key
     assert Model(older).read(text).cause == "collective_failure"  # the prior of the biggest class wins there
+
+
+@pytest.mark.parametrize("row", [[["3", 1]], [[3, "1"]], [[3, True]], [[3, 1.5]], [[3, 0]]])
+def test_a_model_row_whose_class_or_count_is_no_whole_number_is_refused(row):
+    document = build([("driver_not_loaded", "nvidia driver failed"), ("out_of_memory", "cuda out of memory")])
+    document["features"]["nvidia"] = row
+    with pytest.raises(ModelError, match="names a class that is not listed, or a count below 1"):
+        Model(document)
+
+
+@pytest.mark.parametrize("row", [[[3]], 7, [[1, 2, 3]]])
+def test_a_model_row_that_is_no_list_of_pairs_is_malformed(row):
+    document = build([("driver_not_loaded", "nvidia driver failed"), ("out_of_memory", "cuda out of memory")])
+    document["features"]["nvidia"] = row
+    with pytest.raises(ModelError, match="malformed"):
+        Model(document)

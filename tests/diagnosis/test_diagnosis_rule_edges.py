@@ -1391,11 +1391,11 @@ def test_hpc_containers_and_sandboxes_that_get_no_driver():
     # a library that is not the driver's
     stale = ("Error: crun: cannot stat `/usr/lib64/libEGL_nvidia.so.550.135`: No such file or directory: OCI runtime "
              "attempted to invoke a command that was not found\n")
-    assert _read(stale) == ("container_toolkit_missing", "cdi-spec-missing")
-    assert diagnose(stale.replace("libEGL_nvidia", "libEGL_mesa"), rules=_alone("cdi-spec-missing")).cause == (
-        "unknown")
-    assert diagnose("cp: cannot stat '/usr/lib/x86_64-linux-gnu/libcuda.so.1': No such file or directory\n",
-                    rules=_alone("cdi-spec-missing")).cause == "unknown"  # a build step's copy, not the runtime
+    assert _read(stale) == ("container_toolkit_missing", "cdi-spec-stale-libraries")
+    alone = _alone("cdi-spec-stale-libraries")
+    assert diagnose(stale.replace("libEGL_nvidia", "libEGL_mesa"), rules=alone).cause == "unknown"
+    assert diagnose("cp: cannot stat '/usr/lib/x86_64-linux-gnu/libcuda.so.550.54': No such file or directory\n",
+                    rules=alone).cause == "unknown"  # a build step's copy, not the runtime
     # NVIDIA/deepops#1214 (batch 118 train), studio-dots-ai/dots.ocr#11 (batch 117 train)
     assert _read("fatal: We were configured to autodetect nvml functionality, but we weren't able to find that lib "
                  "when Slurm was configured.\n") == ("cpu_only_build", "slurm-built-without-nvml")
