@@ -1491,3 +1491,198 @@ def test_numbers_and_words_added_to_older_rules_with_batches_107_122():
                  "2.00 GiB\n")[0] == "out_of_memory"
     assert _read("ImportError: /env/lib/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol\n") == (
         "library_mismatch", "undefined-symbol")
+
+
+def test_rules_from_batches_123_to_138_read_their_words_and_not_their_near_misses():
+    # kernel packages built for another SM (camenduru/stable-diffusion-webui-colab#29, batch 138 train)
+    assert _read("FATAL: this function is for sm80, but was built for sm750\n") == (
+        "arch_unsupported", "kernel-built-for-other-sm")
+    assert diagnose("this function is for sm80\n", rules=_alone("kernel-built-for-other-sm")).cause == "unknown"
+    # a CUDA release that dropped the GPU (CliMA/Oceananigans.jl#4907, batch 135 train)
+    assert _read("Error: Your Tesla V100-SXM2-32GB GPU (compute capability 7.0) is not supported on CUDA 13+.\n") == (
+        "arch_unsupported", "cuda-release-dropped-gpu")
+    assert diagnose("GPU (compute capability 7.0) is supported on CUDA 12.\n",
+                    rules=_alone("cuda-release-dropped-gpu")).cause == "unknown"
+    # cudaErrorInvalidSymbol (brichard19/BitCrack#40, batch 136 train)
+    assert _read("[Info] Error: invalid device symbol Exiting.\n") == ("arch_unsupported", "cuda-invalid-device-symbol")
+    assert diagnose("error: invalid device ordinal\n", rules=_alone("cuda-invalid-device-symbol")).cause == "unknown"
+    # the driver's JIT refusing the PTX (TUE-EE-ES/HalideAutoGPU#6, batch 133 train)
+    assert _read("Error: CUDA: cuModuleLoadData failed: CUDA_ERROR_INVALID_PTX\n") == (
+        "arch_unsupported", "compiler-does-not-know-the-arch")
+    # Intel's GPU families (intel/intel-extension-for-transformers#1463, batch 128 train); the other side: the same
+    # assertion outside Intel's extension
+    intel = ('  File "/usr/lib/python3/intel_extension_for_transformers/tools/utils.py", line 63, in get_gpu_family\n'
+             '    assert False, "Unsupported GPU device: {}".format(name)\nAssertionError: Unsupported GPU device:\n')
+    assert _read(intel) == ("arch_unsupported", "intel-gpu-family-unsupported")
+    assert diagnose("AssertionError: Unsupported GPU device: cpu\n",
+                    rules=_alone("intel-gpu-family-unsupported")).cause == "unknown"
+    # SP1's GPU prover (succinctlabs/sp1#2021, batch 136 train); the other side: the Rust abort elsewhere
+    sp1 = ("fatal runtime error: Rust cannot catch foreign exceptions\nthread 'main' panicked at /home/u/.cargo/registry/"
+           "src/sp1-cuda-4.0.0/src/lib.rs:253:77:\n")
+    assert _read(sp1) == ("arch_unsupported", "sp1-gpu-prover-foreign-exception")
+    assert diagnose("fatal runtime error: Rust cannot catch foreign exceptions\n",
+                    rules=_alone("sp1-gpu-prover-foreign-exception")).cause == "unknown"
+
+
+def test_builds_without_their_gpu_parts_from_batches_123_to_138():
+    # NVIDIA/apex#1193, shap/shap#2746 and #2927, opencv/opencv_contrib#3077, quantumlib/qsim#481,
+    # pytorch/pytorch#30463 (train sides of batches 129, 125, 133, 134, 137)
+    assert _read("RuntimeError: apex.optimizers.FusedAdam requires cuda extensions\n") == (
+        "cpu_only_build", "apex-without-cuda-extensions")
+    assert diagnose("apex.optimizers.FusedAdam requires cuda\n",
+                    rules=_alone("apex-without-cuda-extensions")).cause == "unknown"
+    assert _read("cuda extension was not built during install!\n") == ("cpu_only_build", "shap-gpu-extension-missing")
+    assert _read("ImportError: cannot import name '_cext_gpu' from partially initialized module 'shap'\n") == (
+        "cpu_only_build", "shap-gpu-extension-missing")
+    assert diagnose("ImportError: cannot import name '_cext' from 'shap'\n",
+                    rules=_alone("shap-gpu-extension-missing")).cause == "unknown"
+    assert _read("AttributeError: module 'cv2.cv2' has no attribute 'cudacodec'\n") == (
+        "cpu_only_build", "opencv-without-cuda-modules")
+    assert _read("module 'cv2' has no attribute 'cuda_SparsePyrLKOpticalFlow'\n") == (
+        "cpu_only_build", "opencv-without-cuda-modules")
+    assert diagnose("AttributeError: module 'cv2' has no attribute 'xfeatures2d'\n",
+                    rules=_alone("opencv-without-cuda-modules")).cause == "unknown"
+    assert _read('ValueError: cuStateVec GPU execution requested, but not supported. If your device has GPU support\n'
+                 ) == ("cpu_only_build", "qsim-custatevec-not-built")
+    assert _read("-- Building with NumPy bindings\n-- Not using cuDNN\n-- Not using CUDA\n-- Using MKLDNN\n") == (
+        "cpu_only_build", "torch-source-build-without-cuda")
+    # the other side: "Not using CUDA" is weak, a real failure beside it wins; and "Not using CUDA graphs" is not it
+    assert _read("-- Not using CUDA\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")[0] == (
+        "out_of_memory")
+    assert diagnose("-- Not using CUDAGraphs\n", rules=_alone("torch-source-build-without-cuda")).cause == "unknown"
+    # CUDA 11 removed nppicom (opencv/opencv_contrib#2575, batch 133 train)
+    assert _read("CMake Error: The following variables are used in this project, but they are set to NOTFOUND.\n"
+                 "CUDA_nppicom_LIBRARY (ADVANCED)\n") == ("library_mismatch", "opencv-nppicom-removed")
+    assert diagnose("CUDA_nppial_LIBRARY (ADVANCED)\n", rules=_alone("opencv-nppicom-removed")).cause == "unknown"
+
+
+def test_libraries_and_drivers_from_batches_123_to_138():
+    # H2O's XGBoost (h2oai/sparkling-water#2289, batch 125 train)
+    assert _read("main INFO: Cannot initialize XGBoost backend! Xgboost (enabled GPUs) needs:\n") == (
+        "library_mismatch", "h2o-xgboost-backend")
+    assert diagnose("Initializing XGBoost backend\n", rules=_alone("h2o-xgboost-backend")).cause == "unknown"
+    # cuDNN 8 opening the unversioned libcuda.so under WSL (facebookresearch/seamless_communication#167,
+    # batch 131 train); the other side: libcuda missing by itself stays the driver's
+    wsl = ("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such "
+           "file or directory\n")
+    assert _read(wsl) == ("library_mismatch", "wsl-cudnn-libcuda-unversioned")
+    assert _read("OSError: libcuda.so: cannot open shared object file: No such file or directory\n")[0] == (
+        "driver_not_loaded")
+    # cuDNN's own words through ldd, TensorRT and its sub-libraries (Steffenhir/GraXpert#205,
+    # LizhenWangT/StyleAvatar#20, jianchang512/pyvideotrans#160); the other side: ldd missing another library
+    assert _read("        libcudnn.so.8 => not found\n") == ("dnn_library_failure", "cudnn-library-missing")
+    assert _read("[libLoader.h::DynamicLibrary::54] Error Code 6: Internal Error (Unable to load library: "
+                 "cudnn64_8.dll)\n[runtime.cpp::nvinfer1::Runtime::deserializeCudaEngine::66] Error Code 4: Internal "
+                 "Error (Engine deserialization failed.)\n") == ("dnn_library_failure", "cudnn-library-missing")
+    assert _read("python: symbol lookup error: /env/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: "
+                 "_Z20traceback_iretf_implPKc, version libcudnn_ops_infer.so.8\n")[0] == "dnn_library_failure"
+    assert _read("        libcublasLt.so.12 => not found\n")[0] == "library_mismatch"
+    # dlib's error 999 (ageitgey/face_recognition#998, batch 127 train)
+    assert _read("RuntimeError: Error while calling cudaGetDevice(&the_device_id) in file gpu_data.cpp:201. code: 999, "
+                 "reason: unknown error\n") == ("runtime_init_failure", "cuda-unknown-error")
+    # code 222 and kaspa-miner's PTX words (mhssamadani/Autolykos2_NV_Miner#36, tmrlvi/kaspa-miner#37)
+    assert _read("ERROR:  CUDA failed at autolykos.cu: 129\nCUDA error code 222\n") == (
+        "driver_too_old", "cuda-ptx-unsupported-toolchain")
+    assert _read("ERROR kaspacuda::worker] Error loading PTX. Make sure you have the updated driver for you devices\n") == (
+        "driver_too_old", "cuda-ptx-unsupported-toolchain")
+    assert diagnose("CUDA error code 2220\n", rules=_alone("cuda-ptx-unsupported-toolchain")).cause == "unknown"
+    # taichi's driver API function (taichi-dev/taichi#7826, batch 134 train)
+    assert _read("[dynamic_loader.cpp:taichi::DynamicLoader::load_function@32] Function cuDeviceGetDefaultMemPool not "
+                 "found\n") == ("driver_too_old", "taichi-driver-function-missing")
+    assert diagnose("[dynamic_loader.cpp:taichi::DynamicLoader::load_function@32] Function vkCreateDevice not found\n",
+                    rules=_alone("taichi-driver-function-missing")).cause == "unknown"
+    # ROCm on WSL (ROCm/legacy-rocm-build#4460, batch 131 train)
+    assert _read("rocminfo: ./sources/wsl/libhsakmt/src/thunk_proxy/thunk_proxy.cpp:111: void thunk_proxy::"
+                 "QueryAdapterInfo(D3DKMT_HANDLE, ATIADAPTERINFO*): Assertion `ret == STATUS_SUCCESS' failed.\n") == (
+        "runtime_init_failure", "rocm-wsl-adapter-query-failed")
+
+
+def test_intel_gpu_stack_words_from_batch_128():
+    # intel/compute-runtime#832, IntelPython/dpnp#2617, Megvii-BaseDetection/YOLOX#920, intel/torch-ccl#65,
+    # uxlfoundation/oneCCL#109, vladmandic/sdnext#1526; each with a near miss
+    assert _read("ZE_LOADER_DEBUG_TRACE:Load Library of libze_intel_gpu.so.1 failed with libze_intel_gpu.so.1: cannot "
+                 "open shared object file: No such file or directory\n") == (
+        "driver_not_loaded", "level-zero-gpu-driver-missing")
+    assert diagnose("ZE_LOADER_DEBUG_TRACE:Loading Driver libze_intel_gpu.so.1\n",
+                    rules=_alone("level-zero-gpu-driver-missing")).cause == "unknown"
+    assert _read("SyclDeviceCreationError: Default device is unavailable.\n") == (
+        "driver_not_loaded", "sycl-default-device-unavailable")
+    assert _read("[CLDNN ERROR]. No GPU device was found\n") == ("wrong_vendor_build", "openvino-no-intel-gpu")
+    assert diagnose("[CLDNN ERROR]. clEnqueueNDRangeKernel failed\n",
+                    rules=_alone("openvino-no-intel-gpu")).cause == "unknown"
+    assert _read("2024:05:29-19:16:18:(202165) |CCL_ERROR| worker.cpp:338 ccl_worker_func: worker 0 caught internal "
+                 "exception\n") == ("collective_failure", "oneccl-error")
+    assert _read("machine:rank1: Assertion failure at psm3/ptl_am/ptl.c:196: nbytes == req->req_data.recv_msglen\n") == (
+        "collective_failure", "oneccl-error")
+    assert diagnose("|CCL_WARN| no membind support for NUMA node 0\n", rules=_alone("oneccl-error")).cause == "unknown"
+    assert _read("ERROR Exception: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5\n") == (
+        "out_of_memory", "gpu-out-of-memory")
+
+
+def test_memory_and_downloads_in_more_words_from_batches_123_to_138():
+    # NVlabs/nvdiffrast#182, tromp/cuckoo#53, 198808xc/Pangu-Weather#12
+    assert _read("RuntimeError: Cuda error: 2[cudaMalloc(&m_gpuPtr, bytes);]\n") == ("out_of_memory", "gpu-out-of-memory")
+    assert _read("GPUassert: out of memory mean.cu 377\n") == ("out_of_memory", "gpu-out-of-memory")
+    assert _read("onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size "
+                 "400343040\n") == ("out_of_memory", "gpu-out-of-memory")
+    assert diagnose("RuntimeError: Cuda error: 20[cudaMalloc(&p, n);]\n",
+                    rules=_alone("gpu-out-of-memory")).cause == "unknown"
+    # Bazel, pacman and lotus downloads (homuler/MediaPipeUnityPlugin#378 and #375, tensorflow/tflite-micro#2526,
+    # omacom/omarchy#3650, filecoin-project/lotus#955); the other side: a Bazel I/O error that is not a download
+    assert _read("Error in download_and_extract: java.io.IOException: Error downloading [https://github.com/google/"
+                 "mediapipe/archive/v0.8.9.tar.gz] to /tmp/x.tar.gz: Read timed out\n") == (
+        "index_unreachable", "build-tool-download-failed")
+    assert _read("WARNING: Download from https://x/v0.8.8.tar.gz failed: class java.io.IOException Premature EOF\n"
+                 )[0] == "index_unreachable"
+    assert _read("Error in fail: whl_library tflm_pip_deps_tensorflow failed:  (Timed out) error code: '256'\n") == (
+        "index_unreachable", "build-tool-download-failed")
+    assert _read(":: Retrieving packages...\n cuda-13.0.2-2-x86_64.pkg.tar.zst failed to download\n") == (
+        "index_unreachable", "build-tool-download-failed")
+    assert _read("2019-12-17T20:13:59.081+0800    WARN    main    lotus/main.go:74    fetching proof parameters:\n") == (
+        "index_unreachable", "build-tool-download-failed")
+    assert diagnose("java.io.IOException: No space left on device\n",
+                    rules=_alone("build-tool-download-failed")).cause == "unknown"
+
+
+def test_headless_rendering_words_from_batch_130():
+    # XGBoost without a visible GPU (ray-project/ray#13954, batch 125 train); weak: a runtime failure beside it wins
+    xgb = "WARNING: ../src/learner.cc:222: No visible GPU is found, setting `gpu_id` to -1\n"
+    assert _read(xgb) == ("no_device_visible", "xgboost-no-visible-gpu")
+    assert _read(xgb + "catboost/cuda/cuda_lib/cuda_base.h:281: CUDA error 802: system not yet initialized\n")[0] == (
+        "runtime_init_failure")
+    # MuJoCo's EGL device index (RLinf/RLinf#953) and its device display (Farama-Foundation/Gymnasium#726,
+    # google-deepmind/dm_control#415)
+    assert _read("RuntimeError: The MUJOCO_EGL_DEVICE_ID environment variable must be an integer between 0 and 0 "
+                 "(inclusive), got 1.\n") == ("no_device_visible", "mujoco-egl-device-out-of-range")
+    assert _read("ImportError: Cannot initialize a EGL device display. This likely means that your EGL driver does "
+                 "not support the PLATFORM_DEVICE extension\n") == ("no_device_visible", "egl-device-display-unavailable")
+    assert _read("ImportError: Cannot initialize a headless EGL display.\n")[0] == "no_device_visible"
+    # PyOpenGL's platform library (nianticlabs/acezero#17, EvelynFan/FaceFormer#24, mmatl/pyrender#164,
+    # openai/mujoco-py#75); the other side: another attribute of None, and the words without a GL library
+    assert _read("AttributeError: 'NoneType' object has no attribute 'eglGetCurrentContext'\n") == (
+        "library_mismatch", "opengl-platform-library-missing")
+    assert _read("AttributeError: 'NoneType' object has no attribute 'glGetError'\n")[0] == "library_mismatch"
+    assert _read("ImportError: ('Unable to load OpenGL library', 'OSMesa: cannot open shared object file: No such file "
+                 "or directory', 'OSMesa', None)\n") == ("library_mismatch", "opengl-platform-library-missing")
+    assert _read("ERROR: GLEW initalization error: Missing GL version\n") == (
+        "library_mismatch", "opengl-platform-library-missing")
+    alone = _alone("opengl-platform-library-missing")
+    assert diagnose("AttributeError: 'NoneType' object has no attribute 'get'\n", rules=alone).cause == "unknown"
+    assert diagnose("AttributeError: 'Model' object has no attribute 'glWidget'\n", rules=alone).cause == "unknown"
+    # EGL_BAD_ACCESS from eglInitialize (shunsukesaito/PIFu#49); the other side: the same code from another call
+    assert _read("OpenGL.raw.EGL._errors.EGLError: EGLError(\n        err = EGL_BAD_ACCESS,\n        baseOperation = "
+                 "eglInitialize,\n") == ("device_permission", "egl-bad-access")
+    assert diagnose("EGLError(err = EGL_BAD_ACCESS, baseOperation = eglMakeCurrent)\n",
+                    rules=_alone("egl-bad-access")).cause == "unknown"
+    # habitat-sim's wording of the EGL device (facebookresearch/habitat-sim#288)
+    assert _read("Check failed: eglDevId < numDevices [EGL] Could not find an EGL device for CUDA device 0\n") == (
+        "library_mismatch", "egl-no-gpu-device")
+    # Vulkan without VK_ and the loader's words (haosulab/SAPIEN#85, Datura-ai/lium-io#917); a driver library of
+    # its own missing is the library's (NVIDIA/libnvidia-container#55)
+    assert _read("ERROR at ./vulkaninfo/vulkaninfo.h:649:vkCreateInstance failed with ERROR_INCOMPATIBLE_DRIVER\n") == (
+        "driver_not_loaded", "vulkan-no-driver")
+    assert _read("ERROR: [Loader Message] Code 0 : vkCreateInstance: Found no drivers!\n") == (
+        "driver_not_loaded", "vulkan-no-driver")
+    component = ("The NVIDIA driver was unable to open 'libnvidia-glvkspirv.so.430.14'.  This library is required at "
+                 "run time.\nvulkaninfo.c:884: failed with VK_ERROR_INCOMPATIBLE_DRIVER\n")
+    assert _read(component) == ("library_mismatch", "nvidia-driver-component-missing")
