@@ -1497,7 +1497,8 @@ def test_rules_from_batches_123_to_138_read_their_words_and_not_their_near_misse
     # kernel packages built for another SM (camenduru/stable-diffusion-webui-colab#29, batch 138 train)
     assert _read("FATAL: this function is for sm80, but was built for sm750\n") == (
         "arch_unsupported", "kernel-built-for-other-sm")
-    assert diagnose("this function is for sm80\n", rules=_alone("kernel-built-for-other-sm")).cause == "unknown"
+    assert diagnose("FATAL: this function is for sm80, but was built for sm\n",
+                    rules=_alone("kernel-built-for-other-sm")).cause == "unknown"
     # a CUDA release that dropped the GPU (CliMA/Oceananigans.jl#4907, batch 135 train)
     assert _read("Error: Your Tesla V100-SXM2-32GB GPU (compute capability 7.0) is not supported on CUDA 13+.\n") == (
         "arch_unsupported", "cuda-release-dropped-gpu")
@@ -1505,10 +1506,15 @@ def test_rules_from_batches_123_to_138_read_their_words_and_not_their_near_misse
                     rules=_alone("cuda-release-dropped-gpu")).cause == "unknown"
     # cudaErrorInvalidSymbol (brichard19/BitCrack#40, batch 136 train)
     assert _read("[Info] Error: invalid device symbol Exiting.\n") == ("arch_unsupported", "cuda-invalid-device-symbol")
+    # weak (a symbol passed by name is a code bug, review): a stronger failure beside it wins
+    assert _read("Error: invalid device symbol\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+                 "\n")[0] == "out_of_memory"
     assert diagnose("error: invalid device ordinal\n", rules=_alone("cuda-invalid-device-symbol")).cause == "unknown"
     # the driver's JIT refusing the PTX (TUE-EE-ES/HalideAutoGPU#6, batch 133 train)
-    assert _read("Error: CUDA: cuModuleLoadData failed: CUDA_ERROR_INVALID_PTX\n") == (
-        "arch_unsupported", "compiler-does-not-know-the-arch")
+    assert _read("Error: CUDA: cuModuleLoadData failed: CUDA_ERROR_INVALID_PTX\n") == ("arch_unsupported", "cuda-invalid-ptx")
+    # the other side: with ptxas' version line the driver too old wins over the weak reading
+    assert _read("CUDA_ERROR_INVALID_PTX\ncuLinkAddData failed: ptxas application ptx input, line 1; fatal : Unsupported "
+                 ".version 8.4; current version is '8.0'\n")[0] == "driver_too_old"
     # Intel's GPU families (intel/intel-extension-for-transformers#1463, batch 128 train); the other side: the same
     # assertion outside Intel's extension
     intel = ('  File "/usr/lib/python3/intel_extension_for_transformers/tools/utils.py", line 63, in get_gpu_family\n'
@@ -1550,17 +1556,20 @@ def test_builds_without_their_gpu_parts_from_batches_123_to_138():
     assert _read("-- Not using CUDA\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")[0] == (
         "out_of_memory")
     assert diagnose("-- Not using CUDAGraphs\n", rules=_alone("torch-source-build-without-cuda")).cause == "unknown"
+    assert diagnose("-- Not using CUDA\n-- Detected ROCm at /opt/rocm\n",  # a ROCm build says it too (review)
+                    rules=_alone("torch-source-build-without-cuda")).cause == "unknown"
     # CUDA 11 removed nppicom (opencv/opencv_contrib#2575, batch 133 train)
     assert _read("CMake Error: The following variables are used in this project, but they are set to NOTFOUND.\n"
                  "CUDA_nppicom_LIBRARY (ADVANCED)\n") == ("library_mismatch", "opencv-nppicom-removed")
-    assert diagnose("CUDA_nppial_LIBRARY (ADVANCED)\n", rules=_alone("opencv-nppicom-removed")).cause == "unknown"
+    assert diagnose("CUDA_nppicom_LIBRARY:FILEPATH=/usr/local/cuda/lib64/libnppicom.so\n",
+                    rules=_alone("opencv-nppicom-removed")).cause == "unknown"  # a cache listing, not CMake's NOTFOUND
 
 
 def test_libraries_and_drivers_from_batches_123_to_138():
     # H2O's XGBoost (h2oai/sparkling-water#2289, batch 125 train)
     assert _read("main INFO: Cannot initialize XGBoost backend! Xgboost (enabled GPUs) needs:\n") == (
         "library_mismatch", "h2o-xgboost-backend")
-    assert diagnose("Initializing XGBoost backend\n", rules=_alone("h2o-xgboost-backend")).cause == "unknown"
+    assert diagnose("Cannot initialize XGBoost model\n", rules=_alone("h2o-xgboost-backend")).cause == "unknown"
     # cuDNN 8 opening the unversioned libcuda.so under WSL (facebookresearch/seamless_communication#167,
     # batch 131 train); the other side: libcuda missing by itself stays the driver's
     wsl = ("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such "
@@ -1577,6 +1586,9 @@ def test_libraries_and_drivers_from_batches_123_to_138():
     assert _read("python: symbol lookup error: /env/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: "
                  "_Z20traceback_iretf_implPKc, version libcudnn_ops_infer.so.8\n")[0] == "dnn_library_failure"
     assert _read("        libcublasLt.so.12 => not found\n")[0] == "library_mismatch"
+    # CUDA's libraries missing beside cuDNN: the environment lacks CUDA, cuDNN is the alternative (review)
+    assert _read("        libcudart.so.12 => not found\n        libcudnn.so.9 => not found\n") == (
+        "library_mismatch", "shared-object-missing")
     # dlib's error 999 (ageitgey/face_recognition#998, batch 127 train)
     assert _read("RuntimeError: Error while calling cudaGetDevice(&the_device_id) in file gpu_data.cpp:201. code: 999, "
                  "reason: unknown error\n") == ("runtime_init_failure", "cuda-unknown-error")
@@ -1589,8 +1601,8 @@ def test_libraries_and_drivers_from_batches_123_to_138():
     # taichi's driver API function (taichi-dev/taichi#7826, batch 134 train)
     assert _read("[dynamic_loader.cpp:taichi::DynamicLoader::load_function@32] Function cuDeviceGetDefaultMemPool not "
                  "found\n") == ("driver_too_old", "taichi-driver-function-missing")
-    assert diagnose("[dynamic_loader.cpp:taichi::DynamicLoader::load_function@32] Function vkCreateDevice not found\n",
-                    rules=_alone("taichi-driver-function-missing")).cause == "unknown"
+    assert diagnose("[dynamic_loader.cpp:taichi::DynamicLoader::load_function@32] Function cusparseSpMV_bufferSize not "
+                    "found\n", rules=_alone("taichi-driver-function-missing")).cause == "unknown"  # cuSPARSE's
     # ROCm on WSL (ROCm/legacy-rocm-build#4460, batch 131 train)
     assert _read("rocminfo: ./sources/wsl/libhsakmt/src/thunk_proxy/thunk_proxy.cpp:111: void thunk_proxy::"
                  "QueryAdapterInfo(D3DKMT_HANDLE, ATIADAPTERINFO*): Assertion `ret == STATUS_SUCCESS' failed.\n") == (
@@ -1603,11 +1615,13 @@ def test_intel_gpu_stack_words_from_batch_128():
     assert _read("ZE_LOADER_DEBUG_TRACE:Load Library of libze_intel_gpu.so.1 failed with libze_intel_gpu.so.1: cannot "
                  "open shared object file: No such file or directory\n") == (
         "driver_not_loaded", "level-zero-gpu-driver-missing")
-    assert diagnose("ZE_LOADER_DEBUG_TRACE:Loading Driver libze_intel_gpu.so.1\n",
-                    rules=_alone("level-zero-gpu-driver-missing")).cause == "unknown"
+    assert diagnose("ZE_LOADER_DEBUG_TRACE:Load Library of libze_intel_gpu.so.1 failed with libze_intel_gpu.so.1: "
+                    "cannot open shared object file: No such file or directory\nZE_LOADER_DEBUG_TRACE:Loading Driver "
+                    "libze_intel_gpu_legacy1.so.1\n", rules=_alone("level-zero-gpu-driver-missing")).cause == "unknown"
     assert _read("SyclDeviceCreationError: Default device is unavailable.\n") == (
         "driver_not_loaded", "sycl-default-device-unavailable")
     assert _read("[CLDNN ERROR]. No GPU device was found\n") == ("wrong_vendor_build", "openvino-no-intel-gpu")
+    assert "no_device_visible" in [a.cause for a in diagnose("[CLDNN ERROR]. No GPU device was found\n").alternatives]
     assert diagnose("[CLDNN ERROR]. clEnqueueNDRangeKernel failed\n",
                     rules=_alone("openvino-no-intel-gpu")).cause == "unknown"
     assert _read("2024:05:29-19:16:18:(202165) |CCL_ERROR| worker.cpp:338 ccl_worker_func: worker 0 caught internal "
@@ -1632,8 +1646,15 @@ def test_memory_and_downloads_in_more_words_from_batches_123_to_138():
     assert _read("Error in download_and_extract: java.io.IOException: Error downloading [https://github.com/google/"
                  "mediapipe/archive/v0.8.9.tar.gz] to /tmp/x.tar.gz: Read timed out\n") == (
         "index_unreachable", "build-tool-download-failed")
-    assert _read("WARNING: Download from https://x/v0.8.8.tar.gz failed: class java.io.IOException Premature EOF\n"
-                 )[0] == "index_unreachable"
+    bazel_mirror = "WARNING: Download from https://x/v0.8.8.tar.gz failed: class java.io.IOException Premature EOF\n"
+    assert _read(bazel_mirror + "ERROR: An error occurred during the fetch of repository 'com_google_mediapipe':\n") == (
+        "index_unreachable", "build-tool-download-failed")
+    # the other sides (review): a mirror Bazel recovers from, HDFS's own EOF, pacman's per-mirror line
+    alone = _alone("build-tool-download-failed")
+    assert diagnose(bazel_mirror + "INFO: Build completed successfully\n", rules=alone).cause == "unknown"
+    assert diagnose("java.io.IOException: Premature EOF from inputStream\n", rules=alone).cause == "unknown"
+    assert diagnose("error: failed retrieving file 'cuda-13.0.2-2-x86_64.pkg.tar.zst' from mirror.example : The "
+                    "requested URL returned error: 404\n", rules=alone).cause == "unknown"
     assert _read("Error in fail: whl_library tflm_pip_deps_tensorflow failed:  (Timed out) error code: '256'\n") == (
         "index_unreachable", "build-tool-download-failed")
     assert _read(":: Retrieving packages...\n cuda-13.0.2-2-x86_64.pkg.tar.zst failed to download\n") == (
@@ -1669,6 +1690,8 @@ def test_headless_rendering_words_from_batch_130():
     alone = _alone("opengl-platform-library-missing")
     assert diagnose("AttributeError: 'NoneType' object has no attribute 'get'\n", rules=alone).cause == "unknown"
     assert diagnose("AttributeError: 'Model' object has no attribute 'glWidget'\n", rules=alone).cause == "unknown"
+    assert diagnose('File "/x/pyqtgraph/opengl/GLViewWidget.py", line 3\nAttributeError: \'GLViewWidget\' object has '
+                    "no attribute 'glDraw'\n", rules=alone).cause == "unknown"  # a GL widget's own attribute (review)
     # EGL_BAD_ACCESS from eglInitialize (shunsukesaito/PIFu#49); the other side: the same code from another call
     assert _read("OpenGL.raw.EGL._errors.EGLError: EGLError(\n        err = EGL_BAD_ACCESS,\n        baseOperation = "
                  "eglInitialize,\n") == ("device_permission", "egl-bad-access")
