@@ -123,6 +123,8 @@ Is XNNPACK available: True
     "umount: /mnt/data: target is busy.\nrm: cannot remove '/mnt/data': Device or resource busy",
     "Error: Cannot find device \"eth1\"\nRTNETLINK answers: No such device",
     "sqlalchemy.exc.NoSuchModuleError: Can't load plugin: sqlalchemy.dialects:postgres (driver failed to load)",
+    # Mesa alone is also an agent-based modelling library, so it was left out of the GL words
+    "mesa.space.PropertyLayer: ValueError: failed to place agent at (3, 4): cell is full",
 ])
 def test_the_model_is_not_asked_without_signal_and_failure_or_on_a_code_bug(tmp_path, text):
     rules = _rules_without_rules(tmp_path, build(train_examples()[0]))
@@ -136,6 +138,9 @@ def test_the_model_is_not_asked_without_signal_and_failure_or_on_a_code_bug(tmp_
     "compute 8.6 got compute 7.5, please rebuild.",
     "XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time error: custom call failed",
     "Error: ollama server failed to start the model runner",
+    # Linux's GL stack, added after batch 138 (docs/diagnosis.md, "A wider gate, a third time")
+    "libGL error: failed to load driver: swrast",
+    "Error: couldn't find RGB GLX visual or fbconfig",
 ])
 def test_the_stacks_other_parts_let_the_model_speak(tmp_path, text):
     rules = _rules_without_rules(tmp_path, build(train_examples()[0]))

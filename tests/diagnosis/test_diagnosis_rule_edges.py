@@ -1619,7 +1619,7 @@ def test_intel_gpu_stack_words_from_batch_128():
                     "cannot open shared object file: No such file or directory\nZE_LOADER_DEBUG_TRACE:Loading Driver "
                     "libze_intel_gpu_legacy1.so.1\n", rules=_alone("level-zero-gpu-driver-missing")).cause == "unknown"
     assert _read("SyclDeviceCreationError: Default device is unavailable.\n") == (
-        "driver_not_loaded", "sycl-default-device-unavailable")
+        "driver_not_loaded", "intel-xpu-no-device")
     assert _read("[CLDNN ERROR]. No GPU device was found\n") == ("wrong_vendor_build", "openvino-no-intel-gpu")
     assert "no_device_visible" in [a.cause for a in diagnose("[CLDNN ERROR]. No GPU device was found\n").alternatives]
     assert diagnose("[CLDNN ERROR]. clEnqueueNDRangeKernel failed\n",
