@@ -17,6 +17,7 @@ import sys
 from typing import Any, Dict, List, Mapping, Optional
 
 from .context import EXPECT_ENV, detect_accelerator, expected_vendor, import_torch
+from .kernel_driver import gpu_device_nodes
 
 # Environment variables that change how the GPU stack behaves; reported set or not.
 ENV_VARS = (
@@ -355,6 +356,7 @@ def collect_host_facts() -> Dict[str, Any]:
         "cpu": cpu_facts(),
         "memory_bytes": memory_bytes(),
         "shm_bytes": filesystem_size("/dev/shm"),
+        "device_nodes": gpu_device_nodes(),
         "driver": driver_facts(),
         "pip_packages": pip_packages(),
         "compilers": compiler_facts(),

@@ -63,6 +63,19 @@ def amd_nodes(dev_root: str = "/dev", sys_root: str = "/sys") -> Dict[str, Any]:
     return {"kfd": kfd if os.path.exists(kfd) else None, "renders": renders}
 
 
+def gpu_device_nodes(dev_root: str = "/dev") -> List[str]:
+    """Every GPU device node in ``dev_root``, sorted: NVIDIA's (control, per-GPU, unified memory),
+    ``/dev/kfd`` and the DRM render nodes. Inside a container this is what the engine passed in,
+    which the host's view cannot say (the diagnosis reads it as ``container_device_nodes``)."""
+    nodes = nvidia_nodes(dev_root)
+    found = [path for path in (nodes["control"], nodes["uvm"], nodes["uvm_tools"]) if path] + nodes["gpus"]
+    kfd = os.path.join(dev_root, "kfd")
+    if os.path.exists(kfd):
+        found.append(kfd)
+    found.extend(glob.glob(os.path.join(dev_root, "dri", "renderD*")))
+    return sorted(found)
+
+
 def try_open(path: str) -> Dict[str, Any]:
     """Open a device node read-write, as the user-mode driver will, and close it."""
     try:

@@ -58,7 +58,7 @@ def facts_from_cell_result(document: Mapping[str, Any], extra: Mapping[str, Any]
     if vendor == "amd" and "dev_kfd" in host:
         facts["dev_kfd_present"] = bool(host.get("dev_kfd"))
     runtimes = _mapping(host.get("engine")).get("runtimes")
-    if isinstance(runtimes, (list, tuple)):
+    if isinstance(runtimes, (list, tuple)) and runtimes:  # every engine has one: none means it was not read
         facts["engine_runtimes"] = [str(r) for r in runtimes]
 
     probes = _mapping(doc.get("probes"))

@@ -205,6 +205,16 @@ RULE_CASES = (
              ">>> nvmlDeviceGetComputeRunningProcesses(handle)\n"
              "AttributeError: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: undefined symbol: "
              "nvmlDeviceGetComputeRunningProcesses_v2"),
+    # recorded on an NVIDIA H200 (tests/diagnosis/recorded/h200-2026-11-28.yaml), with the facts of a cell on that host:
+    # the forward-compatibility libcuda 580.95.05 under the 580.159.04 module, and libcuda hidden
+    RuleCase("facts-driver-mismatch-but-new-enough", "recorded:h200-2026-11-28/cupy-compat-libcuda-older-than-module",
+             "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorSystemDriverMismatch: system has unsupported "
+             "display driver / cuda driver combination",
+             {"vendor": "nvidia", "host_driver_version": "580.159.04", "image_cuda": "13.0"}),
+    RuleCase("facts-insufficient-driver-but-new-enough", "recorded:h200-2026-11-28/cupy-no-driver-libraries",
+             "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is "
+             "insufficient for CUDA runtime version",
+             {"vendor": "nvidia", "host_driver_version": "580.159.04", "image_cuda": "13.0"}),
     RuleCase("device-node-permission", "https://github.com/ROCm/amdsmi/issues/125",
              "After that, both `rocm-smi` and `rocminfo` work fine, but the amd-smi tool shows...\n"
              "RuntimeError: WARNING: User is missing the following required groups: render, video. "

@@ -610,8 +610,10 @@ def test_error_803_offers_the_pending_reboot_beside_the_old_driver():
     result = diagnose('DriverError(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "system has unsupported display driver / cuda '
                       'driver combination")')
     assert (result.cause, result.rule) == ("driver_too_old", "cuda-driver-combination-unsupported")
-    assert [a.cause for a in result.alternatives][:1] == ["driver_not_loaded"]
-    assert "reboot" in result.alternatives[0].check
+    # the image's forward-compatibility libcuda comes first since the H200 recordings (tests/diagnosis/recorded)
+    alternatives = {a.cause: a for a in result.alternatives}
+    assert [a.cause for a in result.alternatives][:2] == ["library_mismatch", "driver_not_loaded"]
+    assert "reboot" in alternatives["driver_not_loaded"].check
 
 
 def test_nvenc_is_the_old_driver_unless_its_library_is_not_there_at_all():
@@ -1844,3 +1846,112 @@ def test_libraries_builds_and_drivers_from_batches_139_to_154():
     # ... but beside an Xid 79 it is the card (review)
     assert _read("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n" + d3) == (
         "hardware_fault", "gpu-fallen-off-bus")
+
+
+def test_rules_from_batches_155_to_162():
+    # a .NET binding's native library (migueldeicaza/TensorFlowSharp#338, takuya-takeuchi/DlibDotNet#170); weak
+    assert _read("System.DllNotFoundException: 'Unable to load DLL 'libtensorflow'\n") == (
+        "library_mismatch", "managed-runtime-native-library-unloadable")
+    assert _read("Message=DLL 'DlibDotNetNative' cannot be loaded.\n") == (
+        "library_mismatch", "managed-runtime-native-library-unloadable")
+    # ... and cuDNN named inside it is cuDNN's own rule (a stronger reading)
+    assert _read("System.DllNotFoundException: Unable to load DLL 'cudnn64_8.dll'\n")[0] == "dnn_library_failure"
+    # near misses (review): the driver's own libraries, a library of no GPU stack, cuDNN only mentioned
+    alone = _alone("managed-runtime-native-library-unloadable")
+    for text in ("System.DllNotFoundException: Unable to load DLL 'nvcuda.dll'\n",
+                 "System.DllNotFoundException: Unable to load shared library 'libcuda.so' or one of its dependencies.\n",
+                 "System.DllNotFoundException: Unable to load DLL 'SQLite.Interop.dll'\n",
+                 "System.DllNotFoundException: Unable to load DLL 'libgdiplus'\n"):
+        assert diagnose(text, rules=alone).cause == "unknown", text
+    assert diagnose("I installed cuDNN 7.4.\nSystem.DllNotFoundException: Unable to load DLL 'libtensorflow'\n",
+                    rules=alone).cause == "library_mismatch"
+    # a Python package's compiled extension (batch 156 train: mmcv, apex, flash-attn, detectron2, GroundingDINO)
+    for line in ("ModuleNotFoundError: No module named 'mmcv._ext'", "No module named 'amp_C'",
+                 "No module named 'flash_attn_2_cuda'", "ModuleNotFoundError: No module named 'vllm._C'",
+                 "ImportError: cannot import name '_C' from 'detectron2'", "NameError: name '_C' is not defined"):
+        assert _read(line + "\n") == ("library_mismatch", "python-compiled-extension-missing"), line
+    # near misses: a package that is not installed at all, a module of CUDA's Python bindings, pure-Python modules
+    # named like extensions, and GroundingDINO's warning alone before another error (review)
+    for line in ("ModuleNotFoundError: No module named 'mmcv'", "ModuleNotFoundError: No module named 'numba.cuda'",
+                 "ModuleNotFoundError: No module named 'cuda'", "ModuleNotFoundError: No module named 'sphinx_ext'",
+                 "ModuleNotFoundError: No module named 'numba_cuda'",
+                 "UserWarning: Failed to load custom C++ ops. Running on CPU mode Only!\nFileNotFoundError: "
+                 "[Errno 2] No such file or directory: 'weights/groundingdino_swint_ogc.pth'"):
+        assert diagnose(line + "\n", rules=_alone("python-compiled-extension-missing")).cause == "unknown", line
+    # mmcv's ops without CUDA (vision-workshop/Track2#5), FFmpeg without NVENC, torchvision without nvJPEG
+    assert _read("RuntimeError: nms_impl: implementation for device cuda:0 not found.\n") == (
+        "cpu_only_build", "mmcv-op-without-cuda")
+    assert _read("[vost#0:0 @ 0x86c61c0] Unknown encoder 'h264_nvenc'\n") == ("cpu_only_build", "ffmpeg-without-nvenc")
+    assert diagnose("Unknown encoder 'libx265'\n", rules=_alone("ffmpeg-without-nvenc")).cause == "unknown"
+    assert _read("RuntimeError: decode_jpeg_cuda: torchvision not compiled with nvJPEG support\n") == (
+        "cpu_only_build", "torchvision-without-nvjpeg")
+    # a TensorRT engine from another TensorRT (seanavery/yolov5-tensorrt#7, dusty-nv/jetson-inference#426)
+    assert _read("[TensorRT] ERROR: coreReadArchive.cpp (38) - Serialization Error in verifyHeader: 0 (Version tag "
+                 "does not match)\n") == ("library_mismatch", "tensorrt-engine-from-another-version")
+    assert _read("the engine plan file is not compatible with this version of TensorRT, expecting library version "
+                 "5.1.6 got 5.0.6\n") == ("library_mismatch", "tensorrt-engine-from-another-version")
+    alone = _alone("tensorrt-engine-from-another-version")
+    for text in ("error: Version tag does not match the expected value in manifest.json\n",  # not TensorRT (review)
+                 "[TensorRT] ERROR: coreReadArchive.cpp (31) - Serialization Error in verifyHeader: 0 (Magic tag does "
+                 "not match)\n"):  # no engine at all
+        assert diagnose(text, rules=alone).cause == "unknown", text
+    # conda's pin (openmm/openmm-cookbook#36)
+    assert _read("No package can be installed for pin: cudatoolkit 12.2.*\n") == (
+        "package_unavailable", "conda-pin-unsatisfiable")
+    # ... but beside the missing __cuda virtual package, conda's driver rule says why (review)
+    assert _read("nothing provides __cuda needed by pytorch-2.1.0-cuda118\nNo package can be installed for pin: "
+                 "cudatoolkit 11.2.*\n")[1] != "conda-pin-unsatisfiable"
+    # new words in older rules: DeepStream's 804, OpenMM's stub library and no-device words, torch's error 3
+    assert _read("nvbufsurftransform:cuInit failed : 804\n") == ("driver_too_old", "forward-compat-refused")
+    assert diagnose("cuInit failed : 8040\n", rules=_alone("forward-compat-refused")).cause == "unknown"
+    assert _read("Error initializing CUDA: CUDA error (34) at /work/platforms/cuda/src/CudaContext.cpp:138\n") == (
+        "library_mismatch", "cuda-stub-library-loaded")
+    assert _read("amber_minimize.py - Minimizing protein failed - No compatible CUDA device is available\n") == (
+        "no_device_visible", "no-cuda-gpus")
+    # the linker's -lcuda is Triton's libcuda rule (one concept, one remedy), still not -lcudart's (pytorch/pytorch#103417)
+    assert _read("/usr/bin/ld: cannot find -lcuda: No such file or directory\n") == (
+        "library_mismatch", "triton-libcuda-link-missing")
+    assert _read("/usr/bin/ld: cannot find -lcudart\n")[1] != "triton-libcuda-link-missing"
+    # nvidia-container-cli on the host that finds no libcuda there is the host's driver (NVIDIA/nvidia-docker#1709)
+    assert _read("E1128 driver.c:196] could not start driver service: load library failed: libcuda.so.1: cannot open "
+                 "shared object file: no such file or directory\n$ sudo nvidia-container-cli info\n") == (
+        "driver_not_loaded", "nvml-driver-not-loaded")
+
+
+def test_the_recorded_words_keep_their_limits():
+    # review: JAX's words with error 34 are the stub libcuda, and the host's container hook is the host's driver
+    jax34 = ("RuntimeError: jaxlib/cuda/versions_helpers.cc:135: operation cuInit(0) failed: Unknown CUDA error 34; "
+             "cuGetErrorName failed. This probably means that JAX was unable to load the CUDA libraries.\n")
+    assert diagnose(jax34).rule != "torch-found-no-nvidia-driver"
+    facts = {"vendor": "nvidia", "host_driver_version": "580.159.04", "image_cuda": "13.0"}
+    assert diagnose(jax34, facts).rule != "facts-driver-libraries-not-injected"
+    hook = ("nvidia-container-cli: initialization error: driver error: could not start driver service: load library "
+            "failed: libcuda.so.1: cannot open shared object file: no such file or directory\n")
+    assert diagnose(hook, facts).rule != "facts-driver-libraries-not-injected"
+    # the engine-runtime rule hears the engine's words, not a command line that names a CDI device or a runtime
+    runtimes = {"engine_runtimes": ["crun"]}
+    echo = "$ podman run --device nvidia.com/gpu=all --runtime=nvidia img\ntorch.OutOfMemoryError: CUDA out of memory.\n"
+    assert diagnose(echo, runtimes).cause == "out_of_memory"
+    for text in ('Error: unresolvable CDI devices nvidia.com/gpu=all\n',
+                 'docker: Error response from daemon: unknown or invalid runtime name: nvidia.\n',
+                 'docker: "--gpus" requires API version 1.40, but the Docker daemon API version is 1.39\n'):
+        assert diagnose(text, runtimes).rule == "facts-engine-no-nvidia-runtime", text
+
+
+def test_recorded_words_name_the_containers_cause_as_an_alternative():
+    # recorded on an H200 (tests/diagnosis/recorded): the same words when the container lacks the driver's nodes or files
+    for text, rule in (("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that "
+                        "the latest NVIDIA driver is installed and running.\n", "nvidia-smi-no-driver"),
+                       ("No devices were found\n", "no-nvidia-device"),
+                       ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA "
+                        "GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n",
+                        "torch-found-no-nvidia-driver"),
+                       ("RuntimeError: jaxlib/cuda/versions_helpers.cc:135: operation cuInit(0) failed: Unknown CUDA "
+                        "error 303; cuGetErrorName failed. This probably means that JAX was unable to load the CUDA "
+                        "libraries.\n", "torch-found-no-nvidia-driver"),
+                       ("cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version\n",
+                        "cuda-driver-insufficient")):
+        result = diagnose(text)
+        assert result.rule == rule and "no_device_visible" in [a.cause for a in result.alternatives], rule
+    mismatch = diagnose("cudaErrorSystemDriverMismatch: system has unsupported display driver / cuda driver combination\n")
+    assert mismatch.cause == "driver_too_old" and mismatch.alternatives[0].cause == "library_mismatch"
