@@ -1955,3 +1955,58 @@ def test_recorded_words_name_the_containers_cause_as_an_alternative():
         assert result.rule == rule and "no_device_visible" in [a.cause for a in result.alternatives], rule
     mismatch = diagnose("cudaErrorSystemDriverMismatch: system has unsupported display driver / cuda driver combination\n")
     assert mismatch.cause == "driver_too_old" and mismatch.alternatives[0].cause == "library_mismatch"
+
+
+def test_rules_from_batches_163_to_168():
+    # torch.distributed's store client (hiyouga/LlamaFactory#3715, pytorch/PiPPy#158); weak
+    assert _read("[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 "
+                 "(errno: 110 - Connection timed out).\n") == ("collective_failure", "c10d-store-unreachable")
+    assert diagnose("[c10d] The server socket has started to listen on [::]:29500.\n",
+                    rules=_alone("c10d-store-unreachable")).cause == "unknown"
+    # NCCL's timeout raised in the rank, without the watchdog's name (ray-project/ray#27988)
+    assert _read("RuntimeError: [Rank 0] Caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+                 "TensorShape=[268298], Timeout(ms)=1800000) ran for 1801591 milliseconds before timing out.\n")[0] == (
+        "collective_failure")
+    # ROCr's unsupported GPU is the arch, before the HSA failure that follows (ROCm/legacy-rocm-build#4068)
+    rocr = ("ROCR: unsupported GPU\nhsa api call failure at: ./sources/wsl/tools/rocminfo/rocminfo.cc:1087\n"
+            "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.\n")
+    assert _read(rocr) == ("arch_unsupported", "rocr-unsupported-gpu")
+    assert _read(rocr.split("\n", 1)[1])[0] == "runtime_init_failure"
+    # Intel's kernel driver without the device id (strongtz/i915-sriov-dkms#293); Level Zero without a driver
+    assert _read("[ 14.737010] i915 0000:03:00.0: Your graphics device 56c0 is not properly supported by i915 in "
+                 "this\n") == ("driver_not_loaded", "intel-kernel-driver-unsupported-device")
+    assert _read("hwloc/levelzero: Failed to initialize in zeInit(): 0x78000001\n") == (
+        "driver_not_loaded", "level-zero-uninitialized")
+    assert diagnose("zeInit returned 0x780000010\n", rules=_alone("level-zero-uninitialized")).cause == "unknown"
+    # llama.cpp without a GPU backend; TensorRT's own libraries (ggml-org/llama.cpp#5547, lightvector/KataGo#932)
+    assert _read("warning: not compiled with GPU offload support, --n-gpu-layers option will be ignored\n") == (
+        "cpu_only_build", "llama-cpp-without-gpu-offload")
+    assert _read("TensorRT backend: 6: [libLoader.cpp::nvinfer1::rt::DynamicLibrary::Impl::Impl::290] Error Code 6: "
+                 "Internal Error (Unable to load library: nvinfer_builder_resource.dll)\n") == (
+        "library_mismatch", "tensorrt-library-unloadable")
+    # new words in older rules: Metal's out of memory, Vulkan-Hpp's incompatible driver, dorado's device index,
+    # llama-cpp-python's loader, TensorFlow's cuInit error 34 (the stub), TensorRT's error 500, ollama's NVML 999
+    assert _read("[METAL] Command buffer execution failed: Insufficient Memory "
+                 "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n")[0] == "out_of_memory"
+    assert _read("what():  vk::createInstance: ErrorIncompatibleDriver\n") == ("driver_not_loaded", "vulkan-no-driver")
+    assert _read('[error] Invalid CUDA device index "1" from device string ,1,2, there are 1 visible CUDA devices.\n'
+                 ) == ("no_device_visible", "invalid-device-ordinal")
+    assert _read("FileNotFoundError: Shared library with base name 'llama' not found\n") == (
+        "library_mismatch", "llama-cpp-python-library-missing")
+    assert _read("E cuda_driver.cc:271] failed call to cuInit: UNKNOWN ERROR (34)\n") == (
+        "library_mismatch", "cuda-stub-library-loaded")
+    assert _read("E cuda_driver.cc:271] failed call to cuInit: UNKNOWN ERROR (303)\n")[0] != "library_mismatch"
+    assert _read("[TRT] [E] 6: CUDA initialization failure with error: 500. Please check your CUDA installation\n") == (
+        "runtime_init_failure", "cuda-init-symbol-not-found")
+    assert _read('msg="Unable to load CUDA management library /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14: '
+                 'nvml vram init failure: 999"\n') == ("runtime_init_failure", "cuda-unknown-error")
+    # review: hwloc's Level Zero line and an unused iGPU's i915 line are weak beside a real error, and a device one of
+    # the two Intel drivers initialised after all is no unsupported device
+    hwloc = "hwloc/levelzero: Failed to initialize in zeInit(): 0x78000001\n"
+    assert _read(hwloc + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")[0] == (
+        "arch_unsupported")
+    i915 = "[ 3.1] i915 0000:00:02.0: Your graphics device 7d55 is not properly supported by i915 in this kernel\n"
+    assert _read(i915 + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")[0] == (
+        "arch_unsupported")
+    assert _read("[ 3.0] xe 0000:03:00.0: Your graphics device 56a1 is not officially supported\n[ 3.2] [drm] "
+                 "Initialized i915 1.6.0 for 0000:03:00.0 on minor 0\n")[1] != "intel-kernel-driver-unsupported-device"
