@@ -215,6 +215,18 @@ RULE_CASES = (
              "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is "
              "insufficient for CUDA runtime version",
              {"vendor": "nvidia", "host_driver_version": "580.159.04", "image_cuda": "13.0"}),
+    # gpumatrix's own layer-1 probes in the conditions recorded on the H200 (a control node without a GPU node; a GPU
+    # node of mode 000 for uid 65534): their messages as check_nvidia_nodes / check_device_groups print them there
+    RuleCase("probe-nvidia-card-node-missing", "probes/kernel_driver.py: check_nvidia_nodes",
+             "No devices were found\n",
+             {"vendor": "nvidia", "probe_failures": [{"id": "kernel_driver.nvidia_device_nodes", "layer": 1,
+                                                      "status": "fail", "message": "no /dev/nvidia<N> node"}]}),
+    RuleCase("probe-device-node-permission", "probes/kernel_driver.py: check_device_groups",
+             "RuntimeError: No CUDA GPUs are available\n",
+             {"vendor": "nvidia", "probe_failures": [{"id": "kernel_driver.device_groups", "layer": 1, "status": "fail",
+                                                      "message": "no read-write permission on /dev/nvidia0; the process "
+                                                                 "is not in group(s) root (gid 0) (docker run "
+                                                                 "--group-add)"}]}),
     RuleCase("device-node-permission", "https://github.com/ROCm/amdsmi/issues/125",
              "After that, both `rocm-smi` and `rocminfo` work fine, but the amd-smi tool shows...\n"
              "RuntimeError: WARNING: User is missing the following required groups: render, video. "

@@ -13,13 +13,15 @@ least be among the first three answers; with the facts it must be the answer, ex
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from gpumatrix.diagnose import CAUSES, diagnose, facts_from_cell_result, failure_text_of_cell
+from gpumatrix.diagnose import CAUSES, diagnose, facts_from_cell_result, failure_text_of_cell, load_rules
 from gpumatrix.diagnose.reports import facts_from_reports
 from gpumatrix.diagnose.text import clean_lines, decode
 
@@ -201,3 +203,77 @@ def test_an_engine_that_was_not_read_says_nothing_about_runtimes():
     document = _cell("probes-expect-nvidia-dev-none.json")
     document["host"]["engine"] = {"version": None, "runtimes": []}  # the fingerprint of a host with no engine
     assert "engine_runtimes" not in facts_from_cell_result(document)
+
+
+# ---------------------------------------------------------------- the probe suite's own words, from its real code
+
+
+def _probe_cell(failed_probes: list) -> dict:
+    """A failed NVIDIA cell whose probe document holds ``failed_probes`` (as the runner writes it)."""
+    return {"vendor": "nvidia", "variant": "cu130", "status": "fail", "reason": "fail at layer 1 (kernel_driver)",
+            "host": {"nvidia_driver": "580.159.04", "gpus": [{"vendor": "nvidia", "arch": "sm_90"}]},
+            "probes": {"facts": {}, "probes": failed_probes}}
+
+
+def _as_probe(probe_id: str, outcome) -> dict:
+    return {"id": probe_id, "layer": 1, "status": outcome.status, "message": outcome.message}
+
+
+def test_a_control_node_without_a_gpu_node_is_no_device(tmp_path):
+    # the probe's real message for /dev/nvidiactl and nvidia-uvm passed in without /dev/nvidia0 (recorded on the
+    # H200 as nvidia-smi's 'No devices were found')
+    from probes.kernel_driver import check_nvidia_nodes
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for name in ("nvidiactl", "nvidia-uvm"):
+        (dev / name).touch()
+    outcome = check_nvidia_nodes(dev_root=str(dev), expect="nvidia", proc_root=str(tmp_path / "proc"))
+    assert outcome.status == "fail" and "no /dev/nvidia<N> node" in outcome.message
+    document = _probe_cell([_as_probe("kernel_driver.nvidia_device_nodes", outcome)])
+    result = diagnose("No devices were found\n", facts_from_cell_result(document))
+    assert (result.cause, result.rule) == ("no_device_visible", "probe-nvidia-card-node-missing")
+
+
+def test_nodes_the_process_may_not_open_are_a_permission():
+    # the probe's real message for a node of mode 000, checked by an unprivileged user (root would pass the check):
+    # a forked child drops to uid 65534 when the tests run as root
+    import shutil
+    import tempfile
+    from probes.kernel_driver import check_device_groups
+    root = Path(tempfile.mkdtemp(prefix="gpumatrix-perm-"))
+    try:
+        root.chmod(0o755)
+        dev = root / "dev"
+        dev.mkdir(mode=0o755)
+        for name in ("nvidiactl", "nvidia-uvm", "nvidia0"):
+            (dev / name).touch()
+            (dev / name).chmod(0o666)
+        (dev / "nvidia0").chmod(0)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: check as an unprivileged user, report, and leave without pytest's cleanup
+            try:
+                os.close(read)
+                if os.geteuid() == 0:
+                    os.setgroups([])
+                    os.setgid(65534)
+                    os.setuid(65534)
+                outcome = check_device_groups(dev_root=str(dev), sys_root="/nonexistent", expect="nvidia")
+                os.write(write, json.dumps([outcome.status, outcome.message]).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            reported = pipe.read()
+        os.waitpid(pid, 0)
+    finally:
+        shutil.rmtree(root)
+    status, message = json.loads(reported)
+    assert status == "fail" and "no read-write permission on" in message and "nvidia0" in message
+    document = _probe_cell([{"id": "kernel_driver.device_groups", "layer": 1, "status": status, "message": message}])
+    result = diagnose("RuntimeError: No CUDA GPUs are available\n", facts_from_cell_result(document))
+    assert (result.cause, result.rule) == ("device_permission", "probe-device-node-permission")
+    # a node that opens is no permission problem, and the words of another path are not the probe's
+    alone = dataclasses.replace(load_rules(), rules=tuple(r for r in load_rules().rules
+                                                          if r.id == "probe-device-node-permission"), learned=None)
+    assert diagnose("no read-write permission on /home/me/data.bin\n", rules=alone).cause == "unknown"
