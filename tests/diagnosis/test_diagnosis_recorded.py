@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ import yaml
 from gpumatrix.diagnose import CAUSES, diagnose, facts_from_cell_result, failure_text_of_cell, load_rules
 from gpumatrix.diagnose.reports import facts_from_reports
 from gpumatrix.diagnose.text import clean_lines, decode
+from probes.kernel_driver import check_device_groups, check_nvidia_nodes
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "recorded" / "h200-2026-11-28.yaml"
@@ -222,7 +225,6 @@ def _as_probe(probe_id: str, outcome) -> dict:
 def test_a_control_node_without_a_gpu_node_is_no_device(tmp_path):
     # the probe's real message for /dev/nvidiactl and nvidia-uvm passed in without /dev/nvidia0 (recorded on the
     # H200 as nvidia-smi's 'No devices were found')
-    from probes.kernel_driver import check_nvidia_nodes
     dev = tmp_path / "dev"
     dev.mkdir()
     for name in ("nvidiactl", "nvidia-uvm"):
@@ -237,9 +239,6 @@ def test_a_control_node_without_a_gpu_node_is_no_device(tmp_path):
 def test_nodes_the_process_may_not_open_are_a_permission():
     # the probe's real message for a node of mode 000, checked by an unprivileged user (root would pass the check):
     # a forked child drops to uid 65534 when the tests run as root
-    import shutil
-    import tempfile
-    from probes.kernel_driver import check_device_groups
     root = Path(tempfile.mkdtemp(prefix="gpumatrix-perm-"))
     try:
         root.chmod(0o755)
