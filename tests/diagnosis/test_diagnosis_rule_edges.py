@@ -2010,3 +2010,29 @@ def test_rules_from_batches_163_to_168():
         "arch_unsupported")
     assert _read("[ 3.0] xe 0000:03:00.0: Your graphics device 56a1 is not officially supported\n[ 3.2] [drm] "
                  "Initialized i915 1.6.0 for 0000:03:00.0 on minor 0\n")[1] != "intel-kernel-driver-unsupported-device"
+
+
+def test_rules_from_the_libraries_hidden_on_the_h200():
+    # an empty or truncated library through Python's import or a dlopen, not only the loader's words
+    assert _read("ImportError: /venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13: file too short\n") == (
+        "library_mismatch", "shared-object-missing")
+    assert _read("ImportError: /venv/site-packages/nvidia/cudnn/lib/libcudnn.so.9: file too short\n") == (
+        "dnn_library_failure", "cudnn-library-missing")
+    # the driver's own libraries stay the driver rules' (an empty libcuda left by `docker commit`)
+    assert _read("OSError: /usr/lib/x86_64-linux-gnu/libcuda.so.1: file too short\n")[1] != "shared-object-missing"
+    assert diagnose("libfoo.so.1: file is not too short\n", rules=_alone("shared-object-missing")).cause == "unknown"
+    # JAX's plugin names the library it could not load; cuDNN's is the cuDNN rule's
+    assert _read("RuntimeError: Unable to load cuSPARSE. Is it installed?\n") == (
+        "library_mismatch", "jax-cuda-library-unloadable")
+    assert _read("CUDA backend failed to initialize: Unable to load cuDNN. Is it installed? (Set "
+                 "TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n") == ("dnn_library_failure", "cudnn-library-missing")
+    assert diagnose("Unable to load cuDNN. Is it installed?\n", rules=_alone("jax-cuda-library-unloadable")
+                    ).cause == "unknown"
+    assert diagnose("Unable to load model. Is it installed?\n", rules=_alone("jax-cuda-library-unloadable")
+                    ).cause == "unknown"
+    # nvidia-smi without NVML on a host whose driver works: the container's; without the host's driver, not this rule
+    smi = "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display\n"
+    facts = {"vendor": "nvidia", "host_driver_version": "580.159.04"}
+    assert (diagnose(smi, facts).cause, diagnose(smi, facts).rule) == (
+        "no_device_visible", "facts-driver-libraries-not-injected")
+    assert diagnose(smi, {"vendor": "nvidia"}).rule != "facts-driver-libraries-not-injected"

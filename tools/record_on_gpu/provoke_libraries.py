@@ -1,6 +1,6 @@
 """Run one GPU program whose libraries ``hide_libraries.sh`` may have hidden: ``python provoke_libraries.py CASE``.
 
-Used for the steps in ``tests/fixtures/device/h200-2026-11-28/not-yet-measured/``.
+Used for the steps in ``tests/fixtures/device/h200-2026-11-28/libraries-hidden/``.
 """
 
 import sys
