@@ -2036,3 +2036,71 @@ def test_rules_from_the_libraries_hidden_on_the_h200():
     assert (diagnose(smi, facts).cause, diagnose(smi, facts).rule) == (
         "no_device_visible", "facts-driver-libraries-not-injected")
     assert diagnose(smi, {"vendor": "nvidia"}).rule != "facts-driver-libraries-not-injected"
+
+
+def test_rules_from_batches_169_to_176():
+    # DeepSpeed's kernels print cuBLAS's status 8 (arch mismatch); another status is not the arch
+    assert _read("!!!! kernel execution error. (m: 2304, n: 10, k: 768, error: 8)\n") == (
+        "arch_unsupported", "deepspeed-cublas-arch-mismatch")
+    assert diagnose("!!!! kernel execution error. (m: 2304, n: 10, k: 768, error: 13)\n",
+                    rules=_alone("deepspeed-cublas-arch-mismatch")).cause == "unknown"
+    # an operator with no CUDA kernel in this build (VOICEVOX/voicevox#299, ultralytics/ultralytics#7713)
+    assert _read("NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend.\n") == (
+        "cpu_only_build", "operator-without-cuda-kernel")
+    assert diagnose("Could not run 'aten::empty_strided' with arguments from the 'QuantizedCPU' backend.\n",
+                    rules=_alone("operator-without-cuda-kernel")).cause == "unknown"
+    # JAX and its CUDA plugin of different releases (sail-sg/envpool#303)
+    assert _read("TypeError: register_custom_call_target(): incompatible function arguments. The following argument "
+                 "types are supported:\n") == ("library_mismatch", "jax-plugin-version-mismatch")
+    # Ray's object store in /dev/shm (ray-project/ray#14535)
+    assert _read("ValueError: The configured object store size exceeds the capacity of /dev/shm. This will harm "
+                 "performance.\n") == ("shm_too_small", "ray-object-store-exceeds-shm")
+    # fabric memory without an IMEX channel (microsoft/mscclpp#467, kvcache-ai/Mooncake#1297); another cuMemCreate
+    # failure is not a permission
+    assert _read("NvlinkTransport: cuMemCreate failed: 800\n") == ("device_permission", "cuda-fabric-memory-not-permitted")
+    assert diagnose("cuMemCreate failed: 8000\ncuMemCreate failed: 2 (out of memory)\n",
+                    rules=_alone("cuda-fabric-memory-not-permitted")).cause == "unknown"
+    # CUDA's error 304 (an OS call refused) is weak: a real out-of-memory beside it wins; 30 is not 304
+    assert _read("[Error] [omni.rtx] CUDA error 304: cudaErrorOperatingSystem - OS call failed or operation not "
+                 "supported on this OS\n") == ("device_permission", "cuda-os-call-failed")
+    assert _read("`cudaGetDeviceCount returned 304`\n") == ("device_permission", "cuda-os-call-failed")
+    assert _read("cudaGetDeviceCount returned 30\n")[0] == "runtime_init_failure"
+    assert _read("CUDA error 304\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")[0] == "out_of_memory"
+    assert diagnose("HTTP error 3040 while fetching\n", rules=_alone("cuda-os-call-failed")).cause == "unknown"
+    # LXC's NVIDIA mount hook (zabbly/incus#81, canonical/lxd#6262)
+    assert _read("lxc ai 20250405020851.656 ERROR    conf - ../src/lxc/conf.c:lxc_setup:3948 - Failed to run mount "
+                 "hooks\n") == ("container_toolkit_missing", "lxc-nvidia-mount-hook-failed")
+    # new words in older rules: an extension's .so by its path, cudarc's loader, spconv's status codes, packages
+    # built without CUDA, llama.cpp's and TorchServe's no-GPU lines, kernels for another SM, xformers' missing
+    # operator, a gateway time-out, ollama's 802, Rust-CUDA's invalid PTX, NCCL's NVLS, Vulkan without a driver
+    assert _read("ImportError: /env/site-packages/knn_cuda/csrc/_ext/knn/knn.so: cannot open shared object file: No "
+                 "such file or directory\n") == ("library_mismatch", "shared-object-missing")
+    assert _read('Unable to dynamically load the "cudnn" shared library - searched for library names: '
+                 '["libcudnn.so"]\n') == ("dnn_library_failure", "cudnn-library-missing")
+    assert _read('Unable to dynamically load the "nvrtc" shared library - searched for library names: '
+                 '["libnvrtc.so"]\n') == ("library_mismatch", "shared-object-missing")
+    assert _read("RuntimeError: mmdet3d/ops/spconv/src/indice_cuda.cu 124\ncuda execution failed with error 2\n"
+                 ) == ("out_of_memory", "gpu-out-of-memory")
+    assert _read("RuntimeError: /tmp/spconv/src/spconv/indice.cu 188 cuda execution failed with error 209\n") == (
+        "arch_unsupported", "no-kernel-image")
+    assert _read("UserWarning: The MinkowskiEngine was compiled with CPU_ONLY flag.\n") == (
+        "cpu_only_build", "framework-built-without-cuda")
+    assert _read("ValueError: /io/include/tensorview/tensor.h(171)\ndon't compiled with cuda\n")[0] == "cpu_only_build"
+    assert _read("Exception: GPU機能をサポートすることができません\n")[0] == "cpu_only_build"
+    assert _read("no CUDA devices found, CUDA will be disabled\n")[0] == "no_device_visible"
+    assert _read("Number of GPUs: 0\nNumber of CPUs: 8\n")[0] == "no_device_visible"
+    assert diagnose("Number of GPUs: 0\n", rules=_alone("no-cuda-gpus")).cause == "unknown"
+    assert _read("FATAL: kernel `fmha_cutlassF_f32_aligned_32x128_gmem_sm80` is for sm80-sm90, but was built for "
+                 "sm70\n") == ("arch_unsupported", "kernel-built-for-other-sm")
+    assert _read("Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap "
+                 "80\n") == ("arch_unsupported", "kernel-built-for-other-sm")
+    assert _read("NotImplementedError: No such operator xformers::efficient_attention_forward_cutlass - did you "
+                 "forget to build xformers\n") == ("library_mismatch", "xformers-built-for-other-torch")
+    assert _read("requests.exceptions.HTTPError: 504 Server Error: Gateway Time-out for url: "
+                 "https://huggingface.co/x/resolve/main/vocab.json\n") == ("index_unreachable", "pip-network-error")
+    assert _read("Unable to load cudart library /usr/lib/x86_64-linux-gnu/libcuda.so.570.169: cuda driver library "
+                 "init failure: 802\n") == ("runtime_init_failure", "fabric-manager-not-running")
+    assert _read("Error: InvalidPtx\n")[0] == "arch_unsupported"
+    assert _read("Failed to bind NVLink SHARP (NVLS) Multicast memory: CUDA error 401\n")[0] == "collective_failure"
+    assert _read("RuntimeError: vk::Instance::enumeratePhysicalDevices: ErrorInitializationFailed\n") == (
+        "driver_not_loaded", "vulkan-no-driver")
