@@ -2104,3 +2104,103 @@ def test_rules_from_batches_169_to_176():
     assert _read("Failed to bind NVLink SHARP (NVLS) Multicast memory: CUDA error 401\n")[0] == "collective_failure"
     assert _read("RuntimeError: vk::Instance::enumeratePhysicalDevices: ErrorInitializationFailed\n") == (
         "driver_not_loaded", "vulkan-no-driver")
+
+
+def test_the_review_of_batches_169_to_176_mends():
+    # Mesa's DRI loader warns and goes on: not the extension's missing .so, and no longer ahead of a real error
+    mesa = ("MESA-LOADER: failed to open iris: /usr/lib/dri/iris_dri.so: cannot open shared object file: No such file "
+            "or directory (search paths /usr/lib/x86_64-linux-gnu/dri)\n")
+    assert _read(mesa) == ("library_mismatch", "mesa-dri-driver-missing")
+    assert _read(mesa + "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")[0] == "out_of_memory"
+    assert _read("ImportError: /env/lib/python3.7/site-packages/knn_cuda/csrc/_ext/knn/knn.so: cannot open shared "
+                 "object file: No such file or directory\n") == ("library_mismatch", "shared-object-missing")
+    # cudarc naming the driver's own library is the driver rules'
+    assert _read('Unable to dynamically load the "cuda" shared library - searched for library names: '
+                 '["libcuda.so"]\n')[1] == "libcuda-missing"
+    # eager quantized operators have no CUDA kernel in any build
+    assert _read("NotImplementedError: Could not run 'quantized::linear_prepack' with arguments from the 'CUDA' "
+                 "backend.\n")[1] != "operator-without-cuda-kernel"
+    # Ray's words, old and new, are the Ray rule's (with Ray's remedy), not the DataLoader's
+    for ray in ("ValueError: The configured object store size (11.81 GB) exceeds /dev/shm size (11.81 GB).\n",
+                "WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm has only 67104768 bytes "
+                "available.\n"):
+        assert _read(ray)[0] == "shm_too_small"
+    assert "RAY_OBJECT_STORE_ALLOW_SLOW_STORAGE" in diagnose("ValueError: The configured object store size (11.81 GB) "
+                                                             "exceeds /dev/shm size (11.81 GB).\n").remedy
+    # LXC's words as Proxmox prints them; the IMEX channel without the deprecated nvidia-modprobe option
+    assert _read("lxc_setup: 3388 Failed to run mount hooks\n")[1] == "lxc-nvidia-mount-hook-failed"
+    imex = diagnose("NvlinkTransport: cuMemCreate failed: 800\n")
+    assert "NVreg_CreateImexChannel0=1" in imex.remedy and "nvidia-modprobe -i" not in imex.remedy
+    assert "seccomp=unconfined" in diagnose("CUDA error 304\n").remedy
+    # an empty library the driver owns stays the driver's
+    assert _read("OSError: /usr/lib/x86_64-linux-gnu/libnvcuvid.so.1: file too short\n")[1] != "shared-object-missing"
+
+
+def test_rules_from_batches_177_to_183():
+    # features the GPU is too old for, in each framework's words (batch 177's train side)
+    for text in ("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n",
+                 "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with "
+                 "cuda>=11.0\n",
+                 "ValueError: --tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7\n",
+                 "RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800\n",
+                 "ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+                 "('fp8e4b15', 'fp8e5')\")\n",
+                 "Error Code 9: Internal Error (Networks with FP8 precision require hardware with FP8 support.)\n",
+                 "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: "
+                 "90. Current capability: 86.\n",
+                 "[TensorRT-LLM Error][CutlassFp8RowwiseGemmRunner][GEMM Dispatch] Arch unsupported for CUTLASS "
+                 "gated GEMM\n"):
+        assert _read(text) == ("arch_unsupported", "gpu-too-old-for-feature"), text
+    # amdgpu's hung ring and reset: weak, so a real error beside it wins
+    ring = ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=4775456, emitted "
+            "seq=4775458\namdgpu 0000:04:00.0: amdgpu: GPU reset begin!\n")
+    assert _read(ring) == ("hardware_fault", "amdgpu-gpu-hang-reset")
+    assert _read(ring + "RuntimeError: HIP out of memory. Tried to allocate 2.00 GiB\n")[0] == "out_of_memory"
+    assert _read("amdgpu 0000:03:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE\n")[0] == "hardware_fault"
+    assert diagnose("ring buffer timeout, retrying\n", rules=_alone("amdgpu-gpu-hang-reset")).cause == "unknown"
+    # TensorRT skipping a tactic for memory is weak; NVML's error 15 is the GPU lost
+    assert _read("[W] [TRT] Skipping tactic 13 due to insufficient memory on requested size of 4229 detected\n") == (
+        "out_of_memory", "tensorrt-tactic-skipped-for-memory")
+    assert _read("[W] [TRT] Skipping tactic 13 due to insufficient memory\n[E] Error Code 6: Internal Error (Unable "
+                 "to load library: nvinfer_builder_resource.so.10)\n")[0] == "library_mismatch"
+    assert _read("WARN: NVML: can't get temperature for GPU #0, error code 15\n")[0] == "hardware_fault"
+    assert _read("WARN: NVML: can't get temperature for GPU #0, error code 150\n")[0] != "hardware_fault"
+    # torchvision's operators from another torch; out of memory and network in more words; the device plugin's NVML
+    assert _read("RuntimeError: No such operator torchvision::nms\n") == (
+        "library_mismatch", "torchvision-operators-missing")
+    assert _read("ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88.\n"
+                 ) == ("out_of_memory", "vllm-kv-cache-no-memory")
+    assert _read("MIOpen Error: /data/repo/MIOpen/src/hip/handlehip.cpp:70: Memory not available to allocate buffer: "
+                 "655360000\n")[0] == "out_of_memory"
+    assert _read("[engine/Engine] OUT OF VIDEO MEMORY! ( vmaAllocateMemory )\n")[0] == "out_of_memory"
+    assert _read("  ╰─▶ Failed to download distribution due to network timeout. Try increasing UV_HTTP_TIMEOUT\n") == (
+        "index_unreachable", "pip-network-error")
+    assert _read("W0819 07:02:54.757556       1 rm.go:109] NVML not detected: could not load NVML library: "
+                 "libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n") == (
+        "container_toolkit_missing", "device-plugin-no-nvml")
+
+
+def test_the_review_of_batches_177_to_183_mends():
+    # a skipped tactic in a build that finished is only a warning
+    skip = "[W] [TRT] Skipping tactic 3 due to insuficient memory on requested size of 4363 detected for tactic 4.\n"
+    assert _read(skip)[1] == "tensorrt-tactic-skipped-for-memory"
+    assert _read(skip + "[I] [TRT] Engine built in 312.4 seconds.\n")[1] != "tensorrt-tactic-skipped-for-memory"
+    # SGLang's words get SGLang's flag in the remedy
+    assert "--mem-fraction-static" in diagnose("ValueError: Loaded weights leave no GPU memory for the KV cache "
+                                               "under --mem-fraction-static=0.88.\n").remedy
+    # flash-attn's backward head-dim limit is shared memory (its own rule), in the older and newer wordings
+    for text in ("RuntimeError: FlashAttention backward for head dim > 64 requires A100 or H100 GPUs as the "
+                 "implementation needs a large amount of shared memory.\n",
+                 "RuntimeError: FlashAttention backward for head dim 256 with dropout, or head dim 224 with/without "
+                 "dropout requires A100/A800 or H100/H800\n"):
+        assert _read(text) == ("arch_unsupported", "flash-attn-backward-head-dim")
+    # every amdgpu ring's name
+    assert _read("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring vcn_unified_0 timeout, signaled seq=1, emitted "
+                 "seq=3\n") == ("hardware_fault", "amdgpu-gpu-hang-reset")
+    # uv's timeout names its own knob; Ray's /tmp fallback is weak; NVIDIA's GBM probe is not Mesa's
+    assert "UV_HTTP_TIMEOUT" in diagnose("Failed to download distribution due to network timeout.\n").remedy
+    ray = diagnose("WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm has only 67104768 "
+                   "bytes available.\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert ray.cause == "out_of_memory"
+    assert _read("MESA-LOADER: failed to open nvidia-drm: /usr/lib/dri/nvidia-drm_dri.so: cannot open shared object "
+                 "file: No such file or directory\n")[1] != "mesa-dri-driver-missing"
