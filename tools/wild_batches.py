@@ -4,6 +4,7 @@
     python tools/wild_batches.py misses BATCH            # a TRAIN side's misses, with the answers ranked
     python tools/wild_batches.py answers OUT.json        # every labelled message's answer, saved
     python tools/wild_batches.py compare OLD.json NEW.json [--show-holdout]
+    python tools/wild_batches.py unknowns [BATCH ...]     # held-out `unknown`s, for the docs' list
 
 The procedure they serve is docs/diagnosis.md "A new wild batch, kept honest":
 
@@ -21,6 +22,10 @@ corpus, the messages recorded on a real GPU) and saves the answers. ``compare`` 
 two such files: the train-side, corpus and recorded messages one by one (``+`` now right, ``-`` now wrong, ``~``
 another wrong answer), the held-out ones only as counts unless ``--show-holdout`` is given (for after a batch's
 figures are recorded). Keeping the author blind is the point of both defaults.
+
+``unknowns`` lists the held-out messages answered ``unknown`` (all batches, or those named) with the line the
+tool showed: the docs' list of unknowns left on GPU-stack input is written from it, after the figures are
+recorded, and a rule later written for one of them is not blind (the docs say so).
 """
 
 from __future__ import annotations
@@ -193,6 +198,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_unknowns(args: argparse.Namespace) -> int:
+    from gpumatrix.diagnose import diagnose
+
+    wild = _wild()
+    count = 0
+    for batch in args.batches or wild.batches():
+        for case in wild.load(batch, "holdout"):
+            result = diagnose(case.text)
+            if result.cause == "unknown":
+                count += 1
+                print(f"{batch} {case.id} (label {case.cause}): {result.evidence[:160]!r}")
+    print(f"{count} held-out messages answered unknown")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -214,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     compare.add_argument("new")
     compare.add_argument("--show-holdout", action="store_true", help="list held-out changes one by one")
     compare.set_defaults(run=cmd_compare)
+    unknowns = sub.add_parser("unknowns", help="held-out messages answered unknown, with the line shown")
+    unknowns.add_argument("batches", nargs="*")
+    unknowns.set_defaults(run=cmd_unknowns)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     return int(args.run(args))

@@ -70,3 +70,15 @@ def test_compare_lists_train_changes_and_only_counts_held_out_ones(tmp_path):
     assert "held out (not shown): 1 now right, 1 now wrong, 0 wrong another way" in done.stdout
     shown = _run("compare", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--show-holdout")
     assert "+ wild:b:holdout:h-1" in shown.stdout and "- wild:b:holdout:h-2" in shown.stdout
+
+
+def test_unknowns_lists_each_held_out_unknown_once_with_its_label():
+    from gpumatrix.diagnose import diagnose
+
+    want = [c.id for c in load(BATCH, "holdout") if diagnose(c.text).cause == "unknown"]
+    done = _run("unknowns", BATCH)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == f"{len(want)} held-out messages answered unknown"
+    assert [line.split()[1] for line in lines[:-1]] == want
+    assert all(line.startswith(f"{BATCH} ") and "(label " in line for line in lines[:-1])
