@@ -126,7 +126,7 @@ def cmd_misses(args: argparse.Namespace) -> int:
         if result.cause == case.cause:
             continue
         shown += 1
-        ranked = ", ".join(f"{a.cause} {a.confidence:.2f}" for a in result.alternatives[:2])
+        ranked = ", ".join(a.cause for a in result.alternatives[:2])
         print(f"== {case.id} ({case.source})\n   want {case.cause}; got {result.cause} via {result.rule} "
               f"at {result.confidence:.2f}; then {ranked or 'nothing'}")
         print("   " + _around(case.text, result.evidence).replace("\n", "\n   "))

@@ -82,3 +82,15 @@ def test_unknowns_lists_each_held_out_unknown_once_with_its_label():
     assert lines[-1] == f"{len(want)} held-out messages answered unknown"
     assert [line.split()[1] for line in lines[:-1]] == want
     assert all(line.startswith(f"{BATCH} ") and "(label " in line for line in lines[:-1])
+
+
+def test_misses_lists_a_train_side_with_its_alternatives():
+    # batch 185's train side has messages the rules answer with alternatives; every miss is listed
+    from gpumatrix.diagnose import diagnose
+
+    want = [c.id for c in load("batch185", "train") if diagnose(c.text).cause != c.cause]
+    done = _run("misses", "batch185")
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("== ")] == want
+    assert done.stdout.rstrip().endswith(f"batch185 train: {len(load('batch185', 'train')) - len(want)}/"
+                                         f"{len(load('batch185', 'train'))} right")
