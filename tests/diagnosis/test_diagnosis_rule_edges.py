@@ -2203,3 +2203,40 @@ def test_the_review_of_batches_177_to_183_mends():
     assert ray.cause == "out_of_memory"
     assert _read("MESA-LOADER: failed to open nvidia-drm: /usr/lib/dri/nvidia-drm_dri.so: cannot open shared object "
                  "file: No such file or directory\n")[1] != "mesa-dri-driver-missing"
+
+
+def test_batches_184_to_191_words():
+    # CTranslate2's words for an allocation that failed, with and without the runtime's code (cumm's)
+    assert _read("RuntimeError: Error transcribing mic: CUDA failed with error out of memory\n") == (
+        "out_of_memory", "gpu-out-of-memory")
+    assert _read("RuntimeError: TensorStorage tensor.h 168\ncuda failed with error 2 out of memory.\n")[0] == (
+        "out_of_memory")
+    # ... but not its words for a driver too old or a failed initialisation
+    assert _read("RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime "
+                 "version\n")[0] == "driver_too_old"
+    # the NVIDIA hook's own cuInit failing with an initialisation error is the driver's state, not a fork
+    hook = ("nvidia-container-cli: initialization error: cuda error: initialization error\n")
+    assert _read(hook) == ("runtime_init_failure", "cuda-unknown-error")
+    assert _read("RuntimeError: CUDA error: initialization error\n")[0] != "runtime_init_failure"  # a forked worker
+    # Paddle's check of its wheel against the card
+    assert _read("gpu_resources.cc:106] The GPU compute capability in your current machine is 120, which is not "
+                 "supported by Paddle, it is recommended to install the corresponding wheel package\n") == (
+        "arch_unsupported", "sm-not-compatible")
+    # SDPA with no backend left: weak, the arch
+    sdpa = diagnose("RuntimeError: No available kernel. Aborting execution.\n")
+    assert (sdpa.cause, sdpa.rule) == ("arch_unsupported", "sdpa-no-available-kernel") and sdpa.confidence < 0.8
+    # xFormers' older operator table: the arch only when a kernel says the GPU is too old, never without CUDA
+    old_xformers = ("ValueError: Operator `memory_efficient_attention` does not support inputs:\n"
+                    "     query       : shape=(1, 4101, 32, 128) (torch.float16)\n"
+                    "`flshattF` is not supported because:\n    requires a GPU with compute capability > 7.5\n")
+    assert _read(old_xformers) == ("arch_unsupported", "xformers-no-operator-for-this-gpu")
+    assert _read(old_xformers.replace("requires a GPU with compute capability > 7.5",
+                                      "dtype=torch.float32 (supported: {torch.float16})"))[1] != (
+        "xformers-no-operator-for-this-gpu")
+    # nvidia-docker 1.0's check of the image's CUDA against the driver
+    assert _read("nvidia-docker | 2017/08/08 18:00:24 Error: unsupported CUDA version: driver 6.5 < image 8.0.61\n"
+                 ) == ("driver_too_old", "container-cuda-requirement")
+    # the shell's SIGBUS report in its own case; prose that writes "Bus Error" is not read so
+    assert _read("done with hdbet-out_bet.nii.gz\nBus error (core dumped)\n") == ("shm_too_small", "python-bus-error")
+    assert _read("when I run the mnist example using cuda, I get the error: `Bus Error (core dumped)` on the "
+                 "line:\n")[1] != "python-bus-error"
