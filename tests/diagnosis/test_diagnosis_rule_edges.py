@@ -2216,7 +2216,7 @@ def test_batches_184_to_191_words():
                  "version\n")[0] == "driver_too_old"
     # the NVIDIA hook's own cuInit failing with an initialisation error is the driver's state, not a fork
     hook = ("nvidia-container-cli: initialization error: cuda error: initialization error\n")
-    assert _read(hook) == ("runtime_init_failure", "cuda-unknown-error")
+    assert _read(hook) == ("runtime_init_failure", "nvidia-hook-cuda-init-failed")
     assert _read("RuntimeError: CUDA error: initialization error\n")[0] != "runtime_init_failure"  # a forked worker
     # Paddle's check of its wheel against the card
     assert _read("gpu_resources.cc:106] The GPU compute capability in your current machine is 120, which is not "
@@ -2240,3 +2240,27 @@ def test_batches_184_to_191_words():
     assert _read("done with hdbet-out_bet.nii.gz\nBus error (core dumped)\n") == ("shm_too_small", "python-bus-error")
     assert _read("when I run the mnist example using cuda, I get the error: `Bus Error (core dumped)` on the "
                  "line:\n")[1] != "python-bus-error"
+
+
+def test_the_review_of_batches_184_to_191_mends():
+    # nvidia-docker 1.0 says driver 0.0 when it found no driver at all (NVIDIA/nvidia-docker#99, #384)
+    assert _read("nvidia-docker | 2017/01/12 10:01:53 Error: unsupported CUDA version: driver 0.0 < image 8.0.61\n"
+                 ) == ("driver_not_loaded", "nvml-driver-not-loaded")
+    assert _read("nvidia-docker | 2016/09/23 23:21:01 Error: unsupported CUDA version: driver 7.5 < image 8.0\n"
+                 ) == ("driver_too_old", "container-cuda-requirement")
+    assert "com.nvidia.cuda.version" in diagnose("Error: unsupported CUDA version: driver 7.5 < image 8.0\n").remedy
+    # xFormers' forced operator, forward and backward; the remedy says to let xFormers choose
+    for name in ("memory_efficient_attention", "memory_efficient_attention_backward"):
+        forced = diagnose(f"ValueError: Operator `{name}` does not support inputs:\n"
+                          "`flshattB` is not supported because:\n    requires a GPU with compute capability > 7.5\n")
+        assert (forced.cause, forced.rule) == ("arch_unsupported", "xformers-no-operator-for-this-gpu")
+        assert "op=None" in forced.remedy
+    # the hook's own cuInit (libnvidia-container before 1.1.0): upgrading the toolkit is in the remedy
+    hook = diagnose("nvidia-container-cli: initialization error: cuda error: unknown error\n")
+    assert hook.rule == "nvidia-hook-cuda-init-failed" and "libnvidia-container 1.1.0" in hook.remedy
+    assert _read("RuntimeError: CUDA error: unknown error\n") == ("runtime_init_failure", "cuda-unknown-error")
+    # Paddle's other warning from the same check (PaddlePaddle/Paddle#54713)
+    assert _read("W0629 gpu_resources.cc:85] The GPU architecture in your current machine is Pascal, which is not "
+                 "compatible with Paddle installation with arch: 70 75 80 86 , it is recommended to install the "
+                 "corresponding wheel package according to the installation information on the official Paddle "
+                 "website.\n") == ("arch_unsupported", "sm-not-compatible")
