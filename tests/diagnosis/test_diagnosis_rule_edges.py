@@ -2264,3 +2264,46 @@ def test_the_review_of_batches_184_to_191_mends():
                  "compatible with Paddle installation with arch: 70 75 80 86 , it is recommended to install the "
                  "corresponding wheel package according to the installation information on the official Paddle "
                  "website.\n") == ("arch_unsupported", "sm-not-compatible")
+
+
+def test_batches_192_to_198_words():
+    # an engine built on another GPU is the arch even when TensorRT's deserialization words follow
+    other_gpu = ("The engine plan file is generated on an incompatible device, expecting compute 8.6 got compute 7.5, "
+                 "please rebuild.\n4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine "
+                 "deserialization failed.)\n")
+    assert _read(other_gpu) == ("arch_unsupported", "tensorrt-engine-other-gpu")
+    assert _read("[runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization "
+                 "failed.)\n") == ("library_mismatch", "tensorrt-engine-version-mismatch")
+    # OpenVINO's GPU plugin refusing another vendor's card; an Intel GPU's words are not read so
+    assert _read("failed to create engine: No OpenCL device found which would match provided configuration:\n"
+                 "    GeForce GTX 970: invalid vendor type\n") == ("wrong_vendor_build", "openvino-gpu-plugin-not-intel")
+    assert _read("    Intel(R) UHD Graphics 630: invalid vendor type\n")[1] != "openvino-gpu-plugin-not-intel"
+    # ggml's OpenCL check with the call's arguments
+    assert _read("ggml_opencl: clGetPlatformIDs(NPLAT, platform_ids, &n_platforms) error -1001 at ggml-opencl.cpp:986\n"
+                 ) == ("driver_not_loaded", "opencl-no-platform")
+    # Windows' driver library by its bare name; ZLUDA's copy, named by its path, is not the driver
+    assert _read("FileNotFoundError: Could not find module 'nvcuda.dll' (or one of its dependencies). Try using the "
+                 "full path with constructor syntax.\n") == ("driver_not_loaded", "libcuda-missing")
+    assert _read("ERROR: Could not load DLL: Could not find module 'D:\\ComfyZ\\zluda\\nvcuda.dll' (or one of its "
+                 "dependencies)\n")[1] != "libcuda-missing"
+    # CuPy's newer out-of-memory words and RMM's pool
+    assert _read("Exception in main training loop: Out of memory allocating 25,600,000 bytes (allocated so far: "
+                 "3,635,267,072 bytes).\n") == ("out_of_memory", "gpu-out-of-memory")
+    assert _read("std::bad_alloc: out_of_memory: RMM failure at:/opt/conda/include/rmm/mr/device/"
+                 "pool_memory_resource.hpp:192: Maximum pool size exceeded\n") == ("out_of_memory", "gpu-out-of-memory")
+    # RMM refusing an initial pool larger than its maximum is a configuration error, not the card's memory
+    assert _read("ai.rapids.cudf.CudfException: RMM failure at: /usr/local/rapids/include/rmm/mr/device/"
+                 "pool_memory_resource.hpp:100: Initial pool size exceeds the maximum pool size!\n")[1] != (
+        "gpu-out-of-memory")
+    # JAX's own check of its CUDA plugin against jaxlib
+    assert _read("RuntimeWarning: JAX plugin jax_cuda12_plugin version 0.9.2 is installed, \nbut it is not compatible "
+                 "with the installed jaxlib version 0.9.0.1\n") == ("library_mismatch", "jax-jaxlib-mismatch")
+    # Triton with no active backend: weak, no GPU in the process, with a CPU-only torch and a mismatch as alternatives
+    triton = diagnose("RuntimeError: 0 active drivers ([]). There should only be one.\n")
+    assert (triton.cause, triton.rule) == ("no_device_visible", "triton-no-active-driver") and triton.confidence < 0.8
+    assert {"cpu_only_build", "library_mismatch"} <= {a.cause for a in triton.alternatives}
+    assert _read("RuntimeError: 2 active drivers ([CudaDriver, HIPDriver]). There should only be one.\n")[1] != (
+        "triton-no-active-driver")
+    # cpm_kernels without the CUDA runtime library
+    assert _read("!!! Exception during processing !!! Library cudart is not initialized\n") == (
+        "library_mismatch", "cpm-kernels-cudart-missing")
