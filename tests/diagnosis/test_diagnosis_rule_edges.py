@@ -2307,3 +2307,25 @@ def test_batches_192_to_198_words():
     # cpm_kernels without the CUDA runtime library
     assert _read("!!! Exception during processing !!! Library cudart is not initialized\n") == (
         "library_mismatch", "cpm-kernels-cudart-missing")
+
+
+def test_the_review_of_batches_192_to_198_mends():
+    # ChatGLM's caught cpm_kernels warning falls back to the CPU: not the driver; TensorFlow 1.x's words are
+    warned = ("Failed to load cpm_kernels:Could not find module 'nvcuda.dll' (or one of its dependencies). Try using "
+              "the full path with constructor syntax.\n")
+    assert _read(warned)[1] != "libcuda-missing"
+    assert _read("ImportError: Could not find 'nvcuda.dll'. TensorFlow requires that this DLL be installed in a "
+                 "directory that is named in your %PATH% environment variable.\n") == ("driver_not_loaded",
+                                                                                        "libcuda-missing")
+    # CuPy's words with a pool limit set
+    assert _read("Out of memory allocating 25,600,000 bytes (allocated so far: 3,635,267,072 bytes, limit set to: "
+                 "4,000,000,000 bytes).\n") == ("out_of_memory", "gpu-out-of-memory")
+    # AMD's OpenCL names a card by its ISA; an Intel GPU without its runtime is the alternative
+    amd = diagnose("No OpenCL device found which would match provided configuration:\n    gfx90a:sramecc+:xnack-: "
+                   "invalid vendor type\n")
+    assert (amd.cause, amd.rule) == ("wrong_vendor_build", "openvino-gpu-plugin-not-intel")
+    assert "driver_not_loaded" in [a.cause for a in amd.alternatives]
+    # cpm_kernels' remedy says where it looks; JAX's names the plugin's own CUDA major
+    assert "/usr/local/cuda" in diagnose("Library cudart is not initialized\n").remedy
+    assert "jax_cuda13_plugin" in diagnose("JAX plugin jax_cuda13_plugin version 0.8.0 is installed, but it is not "
+                                           "compatible with the installed jaxlib version 0.7.2\n").remedy
