@@ -2329,3 +2329,29 @@ def test_the_review_of_batches_192_to_198_mends():
     assert "/usr/local/cuda" in diagnose("Library cudart is not initialized\n").remedy
     assert "jax_cuda13_plugin" in diagnose("JAX plugin jax_cuda13_plugin version 0.8.0 is installed, but it is not "
                                            "compatible with the installed jaxlib version 0.7.2\n").remedy
+
+
+def test_batches_199_to_205_words():
+    # NGC's banner alone is a weak shm reading; an error a rule reads after it wins
+    banner = ("NOTE: The SHMEM allocation limit is set to the default of 64MB.  This may be\n   insufficient for the "
+              "inference server.  NVIDIA recommends the use of the following flags:\n")
+    shm = diagnose(banner)
+    assert (shm.cause, shm.rule) == ("shm_too_small", "ngc-banner-shm-default") and shm.confidence < 0.8
+    assert _read(banner + "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")[0] == "out_of_memory"
+    # a df line with /dev/shm full; one with room left is no reading
+    assert _read("Filesystem      Size  Used Avail Use% Mounted on\nshm              64M   64M     0 100% /dev/shm\n") == (
+        "shm_too_small", "df-dev-shm-full")
+    assert _read("Filesystem      Size  Used Avail Use% Mounted on\nshm              64M   12M   52M  19% /dev/shm\n"
+                 )[1] != "df-dev-shm-full"
+    # TGI's shard killed by SIGBUS
+    assert _read("ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 7 "
+                 "rank=1\n") == ("shm_too_small", "python-bus-error")
+    # vGPU's Xid 78: the guest's driver (weak), a newer guest the alternative
+    vgpu = diagnose("Xid 78: Guest driver is incompatible with host driver\n")
+    assert (vgpu.cause, vgpu.rule) == ("driver_too_old", "vgpu-guest-driver-incompatible") and vgpu.confidence < 0.8
+    assert "library_mismatch" in [a.cause for a in vgpu.alternatives]
+    # pip through a SOCKS proxy without PySocks, Hugging Face Xet timing out: the network
+    socks = diagnose("ERROR: Could not install packages due to an OSError: Missing dependencies for SOCKS support.\n")
+    assert (socks.cause, socks.rule) == ("index_unreachable", "pip-network-error") and "PySocks" in socks.remedy
+    assert _read("RuntimeError: Data processing error: CAS service error : IO Error: Timer expired (os error 62)\n") == (
+        "index_unreachable", "pip-network-error")
