@@ -26,6 +26,23 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+# The probe suite's device-node checks open each node read-write, as the user-mode driver will, and record why one
+# failed. EACCES is the file's mode, owner or group (or a security module) refusing this user: a permission. EPERM
+# (a device cgroup that does not allow the node, as after a daemon-reload drops a container's device rules) and
+# ENXIO (no driver behind the major) are other causes, and are not counted.
+_NODE_CHECKS = ("kernel_driver.nvidia_device_nodes", "kernel_driver.amd_device_nodes")
+
+
+def _nodes_denied(probe_list: Any) -> list[str] | None:
+    """The nodes whose open failed with EACCES in the suite's node checks; None when no check opened a node."""
+    opened = [attempt for probe in probe_list or [] if isinstance(probe, Mapping) and probe.get("id") in _NODE_CHECKS
+              for attempt in _mapping(probe.get("details")).get("open") or [] if isinstance(attempt, Mapping)]
+    if not opened:
+        return None
+    return sorted({str(a.get("path")) for a in opened
+                   if a.get("openable") is False and str(a.get("error") or "").startswith("EACCES")})
+
+
 def facts_from_cell_result(document: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The facts :func:`gpumatrix.diagnose.diagnose` reads, from one cell-result JSON document.
 
@@ -90,6 +107,9 @@ def facts_from_cell_result(document: Mapping[str, Any], extra: Mapping[str, Any]
     nodes = probe_facts.get("device_nodes")
     if isinstance(nodes, (list, tuple)):
         facts["container_device_nodes"] = [str(n) for n in nodes]
+    denied = _nodes_denied(probes.get("probes"))
+    if denied is not None:
+        facts["container_device_nodes_denied"] = denied
     failures = [
         {k: p.get(k) for k in ("id", "layer", "status", "message")}
         for p in probes.get("probes") or [] if isinstance(p, Mapping) and p.get("status") in FAILING_STATUSES]

@@ -102,6 +102,10 @@ _FACT_LIST: tuple[Fact, ...] = (
                                                 "/dev/dri/renderD128)."),
     Fact("device_nodes_present", "bool", "Any GPU device node inside the container (derived from "
                                          "container_device_nodes when absent).", derived=True),
+    Fact("container_device_nodes_denied", "list[str]", "GPU device nodes inside the container that exist but that "
+                                                       "this process may not open (the probe suite's read-write open "
+                                                       "failed with EACCES: mode, owner, group or a security module; "
+                                                       "an empty list: every node checked opened)."),
     Fact("shm_bytes", "int", "Size of /dev/shm inside the container."),
     # --- the container engine
     Fact("engine_runtimes", "list[str]", "Runtimes registered with the engine (docker info 'Runtimes')."),

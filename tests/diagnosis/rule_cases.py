@@ -54,6 +54,13 @@ RULE_CASES = (
     RuleCase("facts-kfd-not-passed", "https://github.com/pytorch/pytorch/issues/70036",
              "    torch._C._cuda_init()\nRuntimeError: No HIP GPUs are available",
              {"vendor": "amd", "dev_kfd_present": True, "container_device_nodes": ["/dev/dri/renderD128"]}),
+    # recorded on an H200 (tests/diagnosis/recorded/): nvidia-smi as uid 65534 with /dev/nvidia0 at mode 000; the
+    # probe suite's node check reports that open as EACCES (test_diagnosis_permission_fact.py)
+    RuleCase("facts-device-nodes-denied", "tests/diagnosis/recorded/h200-2026-11-28.yaml",
+             "No devices were found",
+             {"vendor": "nvidia", "host_driver_version": "580.159.04",
+              "container_device_nodes": ["/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0", "/dev/nvidiactl"],
+              "container_device_nodes_denied": ["/dev/nvidia0"]}),
     RuleCase("facts-amd-driver-not-loaded", "https://github.com/ROCm/ROCT-Thunk-Interface/issues/44",
              "ROCk module is NOT loaded, possibly no GPU devices\nyardbird is member of video group\n"
              "[hsaKmtAllocMemory] failed to allocate 4096 bytes from host"),
