@@ -76,6 +76,9 @@ def required_min_driver(cuda: str, *, minor_version_compat: bool = False) -> str
     return str(legacy) if legacy else None
 
 
+_NVIDIA_GPU_NODE = re.compile(r"/dev/nvidia\d{1,3}")  # a GPU's own node, not nvidiactl, nvidia-uvm or nvidia-caps
+
+
 def derive_facts(facts: Mapping[str, Any], ruleset: RuleSet) -> dict[str, Any]:
     """Add the facts that follow from others and from the data files (never overwriting one given)."""
     from gpumatrix.knowledge.archs import gfx_from_override
@@ -84,6 +87,8 @@ def derive_facts(facts: Mapping[str, Any], ruleset: RuleSet) -> dict[str, Any]:
     nodes = out.get("container_device_nodes")
     if "device_nodes_present" not in out and isinstance(nodes, (list, tuple)):
         out["device_nodes_present"] = bool(nodes)
+    if "nvidia_gpu_nodes_present" not in out and isinstance(nodes, (list, tuple)):
+        out["nvidia_gpu_nodes_present"] = any(_NVIDIA_GPU_NODE.fullmatch(str(n)) for n in nodes)
     if "required_min_driver" not in out and out.get("host_os") not in ("windows", "wsl"):
         cuda, compat = out.get("image_cuda"), False
         if not cuda and out.get("torch_cuda"):

@@ -102,6 +102,9 @@ _FACT_LIST: tuple[Fact, ...] = (
                                                 "/dev/dri/renderD128)."),
     Fact("device_nodes_present", "bool", "Any GPU device node inside the container (derived from "
                                          "container_device_nodes when absent).", derived=True),
+    Fact("nvidia_gpu_nodes_present", "bool", "Any /dev/nvidia<N> (a GPU's own node, not nvidiactl or nvidia-uvm) "
+                                             "inside the container (derived from container_device_nodes).",
+         derived=True),
     Fact("container_device_nodes_denied", "list[str]", "GPU device nodes inside the container that exist but that "
                                                        "this process may not open (the probe suite's read-write open "
                                                        "failed with EACCES: mode, owner, group or a security module; "

@@ -61,6 +61,11 @@ RULE_CASES = (
              {"vendor": "nvidia", "host_driver_version": "580.159.04",
               "container_device_nodes": ["/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0", "/dev/nvidiactl"],
               "container_device_nodes_denied": ["/dev/nvidia0"]}),
+    # recorded on an H200: nvidia-smi with /dev/nvidiactl and /dev/nvidia-uvm* but no /dev/nvidia0 in its /dev
+    RuleCase("facts-nvidia-control-node-without-gpu-node", "tests/diagnosis/recorded/h200-2026-11-28.yaml",
+             "No devices were found",
+             {"vendor": "nvidia", "host_driver_version": "580.159.04",
+              "container_device_nodes": ["/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidiactl"]}),
     RuleCase("facts-amd-driver-not-loaded", "https://github.com/ROCm/ROCT-Thunk-Interface/issues/44",
              "ROCk module is NOT loaded, possibly no GPU devices\nyardbird is member of video group\n"
              "[hsaKmtAllocMemory] failed to allocate 4096 bytes from host"),

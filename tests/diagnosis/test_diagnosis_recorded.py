@@ -57,9 +57,8 @@ TEXT_ONLY_MISSES = {
     "collect-env-compat-libcuda-older-than-module": "a pasted collect_env gives torch's minor-version floor, not the "
                                                     "image's CUDA, so the driver's version cannot rule out an old one",
 }
-WITH_FACTS_MISSES = {
-    "nvidia-smi-no-card-node": "the facts say which nodes exist, not that /dev/nvidiactl came without /dev/nvidia<N>",
-}
+WITH_FACTS_MISSES: dict[str, str] = {}  # the last two kinds (a node this user may not open, nvidiactl without
+# /dev/nvidia<N>) became facts on 2026-11-28: container_device_nodes_denied and nvidia_gpu_nodes_present
 # What a cell on the recording host would carry: vendor, the host's driver, a cu130 image's CUDA.
 CELL_FACTS = {"vendor": "nvidia", "host_driver_version": "580.159.04", "image_cuda": "13.0"}
 
