@@ -2386,3 +2386,35 @@ def test_the_review_of_batches_199_to_205_mends():
                  "overlay     100G  100G     0 100% /\nshm          64M     0   64M   0% /dev/shm\n")
     assert _read(full_disk) == ("disk_full", "disk-full")
     assert _read("OSError: [Errno 28] No space left on device: '/dev/shm/torch_123_456'\n")[0] != "disk_full"
+
+
+def test_vendor_words_the_learned_tier_alone_had_read():
+    # CPU builds in each framework's own words
+    for text in ("cv2.error: OpenCV(4.4.0) ...private.cuda.hpp:109: error: (-216:No CUDA support) The library is "
+                 "compiled without CUDA support in function 'throw_no_cuda'\n",
+                 "E0616 14:16:01.705137 1281 pybind.cc:1277] Cannot use GPU because you have installed CPU version "
+                 "PaddlePaddle.\n",
+                 "lightgbm.basic.LightGBMError: GPU Tree Learner was not enabled in this build.\n",
+                 "System.EntryPointNotFoundException: Unable to find an entry point named "
+                 "'OrtSessionOptionsAppendExecutionProvider_CUDA' in DLL 'onnxruntime'.\n"):
+        assert _read(text) == ("cpu_only_build", "framework-cpu-build"), text
+    # the card too old for a kernel or number format
+    for text in ("RuntimeError: Found NVIDIA GeForce GTX 1080 which is too old to be supported by the triton GPU "
+                 "compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0\n",
+                 "ptxas /tmp/compile-ptx-src-5c046b, line 85; error   : Feature 'cvt.bf16.f32' requires .target sm_80 "
+                 "or higher\n",
+                 "RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or "
+                 "8.9\n",
+                 "ImportError: GPU with CUDA capability 7 0 is not supported\n"):
+        assert _read(text) == ("arch_unsupported", "gpu-too-old-for-feature"), text
+    # ptxas' other errors are not the arch
+    assert _read("ptxas /tmp/x.ptx, line 12; error   : Unknown symbol 'foo'\n")[1] != "gpu-too-old-for-feature"
+    # nvcc asked for an arch it does not know
+    assert _read("nvcc fatal   : Value 'sm_86' is not defined for option 'gpu-architecture'\n") == (
+        "arch_unsupported", "compiler-does-not-know-the-arch")
+    # out of memory in Paddle's and DirectML's words; Paddle's host memory is not the GPU's
+    assert _read("Out of memory error on GPU 0. Cannot allocate 18.062744MB memory on GPU 0, available memory is only "
+                 "17.537501MB.\n") == ("out_of_memory", "gpu-out-of-memory")
+    assert _read("RuntimeError: Could not allocate tensor with 165150720 bytes. There is not enough GPU video memory "
+                 "available!\n") == ("out_of_memory", "gpu-out-of-memory")
+    assert _read("Out of memory error on CPU. Cannot allocate 2.0GB memory on CPU\n")[1] != "gpu-out-of-memory"
