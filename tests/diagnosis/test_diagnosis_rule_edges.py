@@ -2389,15 +2389,22 @@ def test_the_review_of_batches_199_to_205_mends():
 
 
 def test_vendor_words_the_learned_tier_alone_had_read():
-    # CPU builds in each framework's own words
-    for text in ("cv2.error: OpenCV(4.4.0) ...private.cuda.hpp:109: error: (-216:No CUDA support) The library is "
-                 "compiled without CUDA support in function 'throw_no_cuda'\n",
-                 "E0616 14:16:01.705137 1281 pybind.cc:1277] Cannot use GPU because you have installed CPU version "
-                 "PaddlePaddle.\n",
-                 "lightgbm.basic.LightGBMError: GPU Tree Learner was not enabled in this build.\n",
-                 "System.EntryPointNotFoundException: Unable to find an entry point named "
-                 "'OrtSessionOptionsAppendExecutionProvider_CUDA' in DLL 'onnxruntime'.\n"):
-        assert _read(text) == ("cpu_only_build", "framework-cpu-build"), text
+    # CPU builds in each framework's own words, each with its framework's remedy (review)
+    opencv = diagnose("cv2.error: OpenCV(4.4.0) ...private.cuda.hpp:109: error: (-216:No CUDA support) The library is "
+                      "compiled without CUDA support in function 'throw_no_cuda'\n")
+    assert (opencv.cause, opencv.rule) == ("cpu_only_build", "framework-built-without-cuda")
+    assert "WITH_CUDA=ON" in opencv.remedy
+    paddle = diagnose("E0616 14:16:01.705137 1281 pybind.cc:1277] Cannot use GPU because you have installed CPU "
+                      "version PaddlePaddle.\n")
+    assert (paddle.cause, paddle.rule) == ("cpu_only_build", "paddle-cpu-package")
+    for learner in ("GPU", "CUDA"):
+        lgbm = diagnose(f"lightgbm.basic.LightGBMError: {learner} Tree Learner was not enabled in this build.\n")
+        assert (lgbm.cause, lgbm.rule) == ("cpu_only_build", "framework-built-without-cuda") and "USE_CUDA" in lgbm.remedy
+    for provider in ("CUDA", "DML"):
+        ort = diagnose("System.EntryPointNotFoundException: Unable to find an entry point named "
+                       f"'OrtSessionOptionsAppendExecutionProvider_{provider}' in DLL 'onnxruntime'.\n")
+        assert (ort.cause, ort.rule) == ("cpu_only_build", "onnxruntime-dotnet-cpu-package")
+        assert "Microsoft.ML.OnnxRuntime.Gpu" in ort.remedy
     # the card too old for a kernel or number format
     for text in ("RuntimeError: Found NVIDIA GeForce GTX 1080 which is too old to be supported by the triton GPU "
                  "compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0\n",
@@ -2418,3 +2425,14 @@ def test_vendor_words_the_learned_tier_alone_had_read():
     assert _read("RuntimeError: Could not allocate tensor with 165150720 bytes. There is not enough GPU video memory "
                  "available!\n") == ("out_of_memory", "gpu-out-of-memory")
     assert _read("Out of memory error on CPU. Cannot allocate 2.0GB memory on CPU\n")[1] != "gpu-out-of-memory"
+
+    # ptxas' Modifier line too; the remedy speaks of FP8, torch.compile and an extension's arch list
+    assert _read("ptxas /tmp/tmpxft_1.ptx, line 301; error   : Modifier '.m8n8' requires .target sm_75 or higher\n") == (
+        "arch_unsupported", "gpu-too-old-for-feature")
+    remedy = diagnose("RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= "
+                      "9.0 or 8.9\n").remedy
+    assert "non-FP8" in remedy and "torch.compile" in remedy and "TORCH_CUDA_ARCH_LIST" in remedy
+    # TGI logs the flash-attention check as a warning and goes on: the error after it decides
+    tgi = ("WARN text_generation_launcher: Could not import Flash Attention enabled models: GPU with CUDA capability 7 "
+           "0 is not supported\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert _read(tgi)[0] == "out_of_memory"
