@@ -47,22 +47,14 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests" / "diagnosis"
 RECORDED = TESTS / "recorded"
 
-# Runs under the extracted package: measures one side and prints one JSON line (counts, and misses for train).
+# Runs under the extracted package: measures one side with the measuring script's own counting
+# (diagnosis_wild._measure_ranked) and prints one JSON line (counts, and the misses for a train side).
 _MEASURE = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from diagnosis_wild import load
-from gpumatrix.diagnose import diagnose
+from diagnosis_wild import _measure_ranked, load
 cases = load(sys.argv[2], sys.argv[3])
-right = three = 0
-misses = []
-for case in cases:
-    result = diagnose(case.text)
-    ranked = [result.cause, *(a.cause for a in result.alternatives)][:3]
-    right += result.cause == case.cause
-    three += case.cause in ranked
-    if result.cause != case.cause:
-        misses.append([case.id, case.cause, result.cause, result.rule, result.confidence])
+right, three, misses = _measure_ranked(cases)
 print(json.dumps({"cases": len(cases), "right": right, "three": three, "misses": misses}))
 """
 
@@ -95,8 +87,8 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     print(f"{args.batch} {args.side} with the rules and model of {rev}: {got['right']}/{n} = "
           f"{got['right'] / max(n, 1):.1%} (among the first three: {got['three']}/{n})")
     if args.side == "train":
-        for case_id, want, cause, rule, confidence in got["misses"]:
-            print(f"  miss {case_id}: want {want}, got {cause} ({rule}, {confidence:.2f})")
+        for miss in got["misses"]:
+            print(f"  miss {miss}")
     return 0
 
 
