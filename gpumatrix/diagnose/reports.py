@@ -198,6 +198,11 @@ _ROCMINFO_NAME = re.compile(r"^\s{0,8}Name:\s{1,40}(gfx[0-9a-f]{3,5})\b", re.IGN
 _ROCM_SMI_GPU = re.compile(r"^\s{0,4}GPU\[(\d{1,3})\]\s{0,8}:")
 _ROCM_SMI_ROW = re.compile(r"^\s{0,4}\d{1,3}\s{1,12}(?:\[0x|\d{1,3}(?:\.\d{1,2})?\s?°?c\b|N/A\s)", re.IGNORECASE)
 _AMD_SMI_TARGET = re.compile(r"TARGET_GRAPHICS_VERSION:\s{0,8}(gfx[0-9a-f]{3,5})", re.IGNORECASE)
+# rocminfo before ROCm 5.5 looked for the module with `lsmod` through popen's shell: where lsmod is missing (a slim
+# container), it says "ROCk module is NOT loaded" whatever the host runs, so the line is then no fact
+# (ROCm/ROCm-docker#65, #50, #67). Only the shell's own line counts: a user's `bash: lsmod: command not found` says
+# nothing of rocminfo 5.5+, which reads /sys/module/amdgpu.
+_NO_LSMOD = re.compile(r"^\s{0,4}(?:/bin/)?sh: (?:\d{1,4}: )?lsmod: (?:command )?not found")
 _AMD_DRIVER_DOWN = re.compile(r"amdgpu not found in modules|Driver not initialized|Unable to detect any GPU devices, "
                               r"check amdgpu", re.IGNORECASE)
 
@@ -221,7 +226,8 @@ def parse_amd_tools(lines: list[str]) -> Facts:
         if rock:
             if "rocminfo" not in kinds:
                 kinds.append("rocminfo")
-            facts["amd_driver_loaded"] = rock.group(1) is None
+            if rock.group(1) is None or not any(_NO_LSMOD.search(other) for other in lines):
+                facts["amd_driver_loaded"] = rock.group(1) is None
             continue
         name = _ROCMINFO_NAME.match(line)
         if name:
@@ -251,6 +257,10 @@ def parse_amd_tools(lines: list[str]) -> Facts:
             facts["amd_driver_loaded"] = False
     if not kinds:
         return {}
+    if archs and facts.get("amd_driver_loaded") is False:
+        # rocminfo listed a GPU agent, which it can only do through a working KFD: the NOT-loaded line came from a
+        # module check that failed (lsmod's libkmod dying, ROCm/legacy-rocm-build#1227), so neither is a fact
+        del facts["amd_driver_loaded"]
     if archs or smi_gpus:
         facts["gpu_listed"] = True
         facts["host_gpu_vendors"] = ["amd"]

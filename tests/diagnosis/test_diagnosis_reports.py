@@ -242,6 +242,38 @@ def test_rocminfo_driver_not_loaded():
     assert diagnose(ROCMINFO_NOT_LOADED).cause == "driver_not_loaded"
 
 
+# ROCm/ROCm-docker#65 (batch 211 train): an old rocminfo in a container without lsmod
+ROCMINFO_NO_LSMOD = """\
+sh: 1: lsmod: not found
+ROCk module is NOT loaded, possibly no GPU devices
+Failed to get user name to check for video group membership
+"""
+
+
+def test_rocminfo_without_lsmod_says_nothing_of_the_module():
+    # the old rocminfo asked lsmod; without it the NOT-loaded line is no evidence, so no fact and no fact rule
+    facts = parse_amd_tools(lines(ROCMINFO_NO_LSMOD))
+    assert "amd_driver_loaded" not in facts and facts["report_kinds"] == ["rocminfo"]
+    assert diagnose(ROCMINFO_NO_LSMOD).rule != "facts-amd-driver-not-loaded"
+    # lsmod present (or its absence not shown): the line is the fact, as before; a user's own shell missing lsmod
+    # says nothing of rocminfo 5.5+, which reads /sys/module (review)
+    assert parse_amd_tools(lines(ROCMINFO_NO_LSMOD.replace("sh: 1: lsmod: not found\n", "")))["amd_driver_loaded"] is False
+    assert parse_amd_tools(lines("$ lsmod | grep amdgpu\nbash: lsmod: command not found\n"
+                                 "ROCk module is NOT loaded, possibly no GPU devices\n"))["amd_driver_loaded"] is False
+    assert parse_amd_tools(lines("/bin/sh: lsmod: command not found\nROCk module is loaded\n"))["amd_driver_loaded"] is True
+
+
+def test_rocminfo_listing_an_agent_outweighs_its_module_line():
+    # ROCm/legacy-rocm-build#1227: lsmod's libkmod died, rocminfo said NOT loaded and then listed the gfx906 agent,
+    # which only a working KFD gives: no driver fact either way, and not the driver-not-loaded fact rule
+    text = ("libkmod: ERROR ../libkmod/libkmod-module.c:1657 kmod_module_new_from_loaded: could not open /proc/modules\n"
+            "ROCk module is NOT loaded, possibly no GPU devices\nHSA System Attributes\n  Name:                    "
+            "gfx906\n")
+    facts = parse_amd_tools(lines(text))
+    assert "amd_driver_loaded" not in facts and facts["device_arch"] == "gfx906"
+    assert diagnose(text).rule != "facts-amd-driver-not-loaded"
+
+
 def test_rocminfo_lists_the_gpu_arch():
     facts = parse_amd_tools(lines(ROCMINFO_GPU))
     assert facts["amd_driver_loaded"] is True and facts["device_arch"] == "gfx1100"

@@ -2436,3 +2436,71 @@ def test_vendor_words_the_learned_tier_alone_had_read():
     tgi = ("WARN text_generation_launcher: Could not import Flash Attention enabled models: GPU with CUDA capability 7 "
            "0 is not supported\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
     assert _read(tgi)[0] == "out_of_memory"
+
+
+def test_rules_of_batches_206_to_213():
+    # xFormers for the other vendor is the vendor, either way round; another CUDA torch stays a library mismatch
+    for built, have in (("2.10.0+cu128 with CUDA 1208", "2.11.0+rocm7.13.0"), ("2.5.1+rocm6.2", "2.5.1+cu124")):
+        text = (f"WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch "
+                f"{built} (you have {have})\n    Python  3.10.19 (you have 3.10.19)\n")
+        assert _read(text) == ("wrong_vendor_build", "xformers-built-for-other-vendor"), text
+    assert _read("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch "
+                 "2.2.1+cu121 with CUDA 1201 (you have 2.3.0+cu121)\n") == (
+        "library_mismatch", "xformers-built-for-other-torch")
+    # intel_gpu_top's PMU, refused either way; the remedy adds a capability, not --privileged
+    for why in ("Operation not permitted", "Permission denied"):
+        pmu = diagnose(f"Error: Failed to initialize PMU! ({why})\n")
+        assert (pmu.cause, pmu.rule) == ("device_permission", "intel-gpu-pmu-denied")
+        assert "PERFMON" in pmu.remedy
+    assert _read("Failed to initialize PMU! (No such file or directory)\n")[1] != "intel-gpu-pmu-denied"
+    # NVML's 999 as a Go monitor logs it; another return code is not it
+    assert _read("E0528 02:46:15.507691  205778 metrics.go:205] nvml get memory error ret=999\n") == (
+        "runtime_init_failure", "nvml-unknown-error")
+    assert _read("E0528 02:46:15.507691  205778 metrics.go:205] nvml get memory error ret=9999\n")[1] != (
+        "nvml-unknown-error")
+    # NVVM newer than the nvJitLink loaded
+    assert _read("ERROR 4 in nvvmAddNVVMContainerToProgram, may need newer version of nvJitLink library\n") == (
+        "library_mismatch", "nvjitlink-too-old")
+    # TF-TRT's warning is weak: an out-of-memory error after it decides
+    trt = "WARNING:tensorflow:TensorRT mismatch. Compiled against version 5.0.2, but loaded 5.1.2. Things may not work.\n"
+    assert _read(trt) == ("library_mismatch", "tf-tensorrt-version-mismatch")
+    assert _read(trt + "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")[0] == "out_of_memory"
+    # CUDA failing in a VirtualBox guest is the VM; the same error elsewhere is the driver's state
+    vbox = "usr@usr-VirtualBox:~$ ./ReconstructMesh\n[App] CUDA error: cuInit(0) (CUDA_ERROR_UNKNOWN (code 999) - unknown error)\n"
+    assert _read(vbox) == ("no_device_visible", "cuda-in-virtualbox-guest")
+    assert "passthrough" in diagnose(vbox).remedy
+    assert _read(vbox.replace("VirtualBox", "desktop"))[0] == "runtime_init_failure"
+    assert _read("VirtualBoxVM: error: The virtual machine has terminated unexpectedly\n")[1] != "cuda-in-virtualbox-guest"
+
+
+def test_mends_from_the_review_of_batches_206_to_213():
+    # xFormers' warning through a logger that appends its source column (easydiffusion/easydiffusion#1603)
+    logged = ("03:16:35.755 WARNING cuda:0 WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was "
+              "built for:                          _cpp_lib.py:137\n    PyTorch 2.0.1+cu118 with CUDA 1108 (you have "
+              "2.0.1+rocm5.4.2)\n")
+    assert _read(logged) == ("wrong_vendor_build", "xformers-built-for-other-vendor")
+    # the PMU remedy names seccomp and perf_event_paranoid, not only the capability
+    remedy = diagnose("Failed to initialize PMU! (Operation not permitted)\n").remedy
+    assert "seccomp" in remedy and "perf_event_paranoid" in remedy
+    # TF 2.x's TF-TRT check; its informational 'and linked' line is no mismatch
+    assert _read("ERROR:tensorflow:Loaded TensorRT 8.5.3 but linked TensorFlow against TensorRT 8.6.1. A few "
+                 "requirements must be met:\n") == ("library_mismatch", "tf-tensorrt-version-mismatch")
+    assert _read("INFO:tensorflow:Loaded TensorRT 8.6.1 and linked TensorFlow against TensorRT 8.6.1. This is "
+                 "supported because TensorRT minor/patch upgrades are backward compatible.\n")[1] != (
+        "tf-tensorrt-version-mismatch")
+    # HAMi's other NVML wordings of the unknown error
+    for line in ("nvml get count error ret: Unknown Error", "nvml DeviceGetHandleByIndex err: Unknown Error"):
+        assert _read(f"E0528 02:46:15.507656  205778 metrics.go:284] {line}\n") == (
+            "runtime_init_failure", "nvml-unknown-error"), line
+    # VirtualBox on a Windows host's PATH is no guest; in a guest the driver's words are the VM too
+    path = ("RuntimeError: cuda runtime error (38) : no CUDA-capable device is detected\nPATH=C:\\Program Files\\NVIDIA "
+            "GPU Computing Toolkit\\CUDA\\v11.8\\bin;C:\\Program Files\\Oracle\\VirtualBox\n")
+    assert _read(path)[1] != "cuda-in-virtualbox-guest"
+    for text in ("user@user-VirtualBox:~$ python -c 'import torch; torch.zeros(1).cuda()'\nRuntimeError: Found no "
+                 "NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver\n",
+                 "user@user-VirtualBox:~$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the "
+                 "NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n"):
+        assert _read(text) == ("no_device_visible", "cuda-in-virtualbox-guest"), text
+        assert _read(text.replace("VirtualBox", "desktop"))[0] == "driver_not_loaded", text
+    # CUDA 13's nvJitLink wheel in the remedy
+    assert "`nvidia-nvjitlink`" in diagnose("may need newer version of nvJitLink library\n").remedy
