@@ -2504,3 +2504,69 @@ def test_mends_from_the_review_of_batches_206_to_213():
         assert _read(text.replace("VirtualBox", "desktop"))[0] == "driver_not_loaded", text
     # CUDA 13's nvJitLink wheel in the remedy
     assert "`nvidia-nvjitlink`" in diagnose("may need newer version of nvJitLink library\n").remedy
+
+
+def test_rules_of_batches_214_to_221():
+    # an image for another CPU architecture, in the engine's and the runtime's words
+    assert _read("WARNING: The requested image's platform (linux/amd64) does not match the detected host platform "
+                 "(linux/arm64/v8) and no specific platform was requested\n") == (
+        "image_unavailable", "image-for-another-platform-warning")
+    for text in ('standard_init_linux.go:190: exec user process caused "exec format error"\n',
+                 "exec /opt/nvidia/nvidia_entrypoint.sh: exec format error\n",
+                 "docker: no matching manifest for linux/arm64/v8 in the manifest list entries.\n"):
+        assert _read(text) == ("image_unavailable", "image-for-another-platform"), text
+    assert "uname -m" in diagnose("exec /bin/sh: exec format error\n").remedy
+    # modprobe's Exec format error is a module for another kernel, and a driver tool the toolkit mounts is no image
+    assert _read("modprobe: ERROR: could not insert 'nvidia': Exec format error\n")[1] != "image-for-another-platform"
+    assert _read("exec /usr/bin/nvidia-smi: exec format error\n")[1] != "image-for-another-platform"
+    # Hugging Face kernels without a build for this platform
+    assert _read("Kernel at path `/root/.cache/huggingface/hub/models--x--flash-attention-3/snapshots/b4c4` does not "
+                 "have build: torch210-cxx11-cu126-aarch64-linux\n") == ("package_unavailable", "hub-kernel-no-build")
+    # TensorFlow's op-kernel OOM line is the GPU's; host memory by the CPU allocator is not
+    assert _read("W tensorflow/core/framework/op_kernel.cc:1767] OP_REQUIRES failed at conv_ops.cc:1106 : Resource "
+                 "exhausted: OOM when allocating tensor with shape[19986,16,90,90]\n") == (
+        "out_of_memory", "tf-xla-out-of-memory")
+    assert _read("Resource exhausted: OOM when allocating tensor with shape[1024,1024] and type float on "
+                 "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu\n")[1] != "tf-xla-out-of-memory"
+    # CUDA.jl says why before the unknown error that follows
+    jl = ("┌ Error: Your NVIDIA Tesla V100 GPU (compute capability 7.0) is not supported on CUDA 13+.\n│ Please use a "
+          "device with at least capability 7.5, or downgrade your NVIDIA driver to below v580.\nERROR: CUDA error: "
+          "unknown error (code 999, ERROR_UNKNOWN)\n")
+    assert _read(jl) == ("arch_unsupported", "cuda-release-dropped-gpu")
+    assert _read("ERROR: CUDA error: unknown error (code 999, ERROR_UNKNOWN)\n")[0] == "runtime_init_failure"
+    # two more CPU builds
+    for text in ("ValueError: No CUDA extension has been built, can't train on GPU.\n",
+                 '  File "paddle/fluid/framework.py", line 314, in cuda_places\n    "Not compiled with CUDA"\n'
+                 "AssertionError: Not compiled with CUDA\n"):
+        assert _read(text) == ("cpu_only_build", "framework-built-without-cuda"), text
+
+
+def test_mends_from_the_review_of_batches_214_to_221():
+    # the platform warning alone is weak: under emulation (a Mac) the error after it decides
+    mac = ("WARNING: The requested image's platform (linux/amd64) does not match the detected host platform "
+           "(linux/arm64/v8) and no specific platform was requested\ndocker: Error response from daemon: could not select "
+           'device driver "nvidia" with capabilities: [[compute utility]].\n')
+    assert _read(mac)[0] == "container_toolkit_missing"
+    assert _read("WARNING: image platform (linux/amd64) does not match the expected platform (linux/arm64)\n") == (
+        "image_unavailable", "image-for-another-platform-warning")
+    # Podman's, crun's and containerd's words; crun running a mounted nvidia tool is not the image
+    for text in ('{"msg":"exec container process `/usr/local/bin/node`: Exec format error","level":"error"}\n',
+                 'Error: no image found in manifest list for architecture arm64, variant "v8", OS linux\n',
+                 "ctr: no match for platform in manifest sha256:0123abcd: not found\n"):
+        assert _read(text) == ("image_unavailable", "image-for-another-platform"), text
+    assert _read("exec container process `/usr/bin/nvidia-smi`: Exec format error\n")[1] != "image-for-another-platform"
+    # the remedy also names QEMU for a wanted cross-platform run and a script without #!
+    remedy = diagnose("exec /entrypoint.sh: exec format error\n").remedy
+    assert "binfmt" in remedy and "#!" in remedy
+    # the kernels library's other wordings; bitsandbytes' logged fallback is none
+    for text in ("Kernel `kernels-community/mamba-ssm` at revision v0.0.4 does not have build: "
+                 "torch210-cxx11-cu128-x86_64-linux\n",
+                 "Kernel at path `/tmp/k` does not have one of build variants: torch28-cxx11-cu128-x86_64-linux\n",
+                 "Cannot find a build variant for this system in kernels-community/flash-attn3 (revision: main)\n"):
+        assert _read(text) == ("package_unavailable", "hub-kernel-no-build"), text
+    assert _read("WARNING: Failed to load CPU gemm_4bit_forward from kernels-community: Kernel `kernels-community/"
+                 "quantization-bitsandbytes` does not have build: torch29-cxx11-cpu-aarch64-linux\n")[1] != (
+        "hub-kernel-no-build")
+    # Paddle 2.x's set_device in a CPU build is Paddle's rule
+    assert _read("ValueError: The device should not be 'gpu', since PaddlePaddle is not compiled with CUDA\n") == (
+        "cpu_only_build", "paddle-cpu-package")
