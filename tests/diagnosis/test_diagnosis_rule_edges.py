@@ -2536,9 +2536,15 @@ def test_rules_of_batches_214_to_221():
     assert _read("ERROR: CUDA error: unknown error (code 999, ERROR_UNKNOWN)\n")[0] == "runtime_init_failure"
     # two more CPU builds
     for text in ("ValueError: No CUDA extension has been built, can't train on GPU.\n",
-                 '  File "paddle/fluid/framework.py", line 314, in cuda_places\n    "Not compiled with CUDA"\n'
                  "AssertionError: Not compiled with CUDA\n"):
         assert _read(text) == ("cpu_only_build", "framework-built-without-cuda"), text
+    # Paddle's CPU build in fluid's words is Paddle's rule, with Paddle's remedy
+    for text in ('  File "paddle/fluid/framework.py", line 314, in cuda_places\n    "Not compiled with CUDA"\n'
+                 "AssertionError: Not compiled with CUDA\n",
+                 "paddle.fluid.core.EnforceNotMet: Cannot use CUDAPlace in CPU only version\n"):
+        paddle = diagnose(text)
+        assert (paddle.cause, paddle.rule) == ("cpu_only_build", "paddle-cpu-package"), text
+        assert "paddlepaddle-gpu" in paddle.remedy
 
 
 def test_mends_from_the_review_of_batches_214_to_221():
