@@ -127,6 +127,14 @@ Is XNNPACK available: True
     "mesa.space.PropertyLayer: ValueError: failed to place agent at (3, 4): cell is full",
     # the network words name the stack only as words: a 'roce' or 'ucx' inside another word is none
     "error: failed to parse the procedure file: unexpected token in source line 12",
+    # a Python exception whose message names no part of the stack stays a code bug, even with the GPU farther on
+    "IndexError: list index out of range while reading the batch of samples from the dataset shard that was written by "
+    "the loader\nprocess failed on cuda:0",
+    # ... and the device mix-ups that name CUDA in a code bug's exception stay code bugs
+    "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory "
+    "first.",
+    "AttributeError: 'NoneType' object has no attribute 'cuda'",
+    "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",
     # the glued names count only capitalised inside an identifier: 'barracuda' is no CUDA
     "barracuda_backup: failed to open archive: permission denied",
 ])
@@ -156,6 +164,8 @@ def test_the_model_is_not_asked_without_signal_and_failure_or_on_a_code_bug(tmp_
     "ERROR: UndefVarError: @cutensor not defined",
     "nvswitch-fabric: fabric manager config file item FABRIC_NODE_CONFIG_FILE has an invalid value",
     'OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library',
+    # a Python exception whose own message names the stack is no code bug (after batch 224; docs/diagnosis.md)
+    "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
 ])
 def test_the_stacks_other_parts_let_the_model_speak(tmp_path, text):
     rules = _rules_without_rules(tmp_path, build(train_examples()[0]))
