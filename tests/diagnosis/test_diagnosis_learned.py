@@ -135,6 +135,16 @@ Is XNNPACK available: True
     "first.",
     "AttributeError: 'NoneType' object has no attribute 'cuda'",
     "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",
+    # (the review of that change): API changes, type mix-ups, undefined names, a method called on a class, code names
+    # joined with '_' and English words that begin with 'hip'
+    "TypeError: Trainer.__init__() got an unexpected keyword argument 'gpus'",
+    "TypeError: expected torch.cuda.FloatTensor (got torch.FloatTensor)",
+    "TypeError: unsupported operand type(s) for *: 'NoneType' and 'torch.cuda.FloatTensor'",
+    "ValueError: Expected a cuda device, but got: cpu",
+    "NameError: name 'cupy' is not defined",
+    "TypeError: cuda() missing 1 required positional argument: 'self'",
+    "KeyError: 'use_cuda'",
+    "KeyError: 'hippocampus'",
     # the glued names count only capitalised inside an identifier: 'barracuda' is no CUDA
     "barracuda_backup: failed to open archive: permission denied",
 ])
@@ -166,6 +176,7 @@ def test_the_model_is_not_asked_without_signal_and_failure_or_on_a_code_bug(tmp_
     'OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library',
     # a Python exception whose own message names the stack is no code bug (after batch 224; docs/diagnosis.md)
     "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+    "AttributeError: module 'torch._C' has no attribute '_cuda_getDeviceCount'",
 ])
 def test_the_stacks_other_parts_let_the_model_speak(tmp_path, text):
     rules = _rules_without_rules(tmp_path, build(train_examples()[0]))
