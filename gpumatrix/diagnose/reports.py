@@ -214,6 +214,7 @@ def parse_amd_tools(lines: list[str]) -> Facts:
     archs: list[str] = []
     smi_gpus = 0
     in_smi_table = False
+    lsmod_missing = any(_NO_LSMOD.search(line) for line in lines)  # once per report, not per NOT-loaded line
     for line in lines:
         if in_smi_table:
             if "End of ROCm SMI Log" in line:
@@ -226,7 +227,7 @@ def parse_amd_tools(lines: list[str]) -> Facts:
         if rock:
             if "rocminfo" not in kinds:
                 kinds.append("rocminfo")
-            if rock.group(1) is None or not any(_NO_LSMOD.search(other) for other in lines):
+            if rock.group(1) is None or not lsmod_missing:
                 facts["amd_driver_loaded"] = rock.group(1) is None
             continue
         name = _ROCMINFO_NAME.match(line)
